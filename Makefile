@@ -1,0 +1,77 @@
+# The one entry point. `make help` lists the targets; each step is one
+# script under scripts/, run in this order:
+#   deps -> base -> tree -> config -> build -> kselftests -> image -> boot -> results
+#
+# Settings (make VAR=value):
+#   CONFIG=test|perf|norust  kernel configuration (scripts/configs/)   [test]
+#   ACCEL=auto|kvm|tcg       QEMU accelerator                          [auto]
+#   SMP=2 MEM=2G             guest vCPUs and memory
+#   TIMEOUT=seconds          kill the guest after this long
+#   TESTS=a,b                run only these kselftests (names in scripts/guest/tests.txt)
+#   KERNEL_SRC=dir           your own Linux 7.3.4 tree as the base
+#   KERNEL_TARBALL=file      a linux-7.3.4 tarball (e.g. kernel.org's) as the base
+#   BUILD=dir                where everything generated goes           [build]
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := demo
+export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE
+
+S := scripts
+
+settings:
+	@$(S)/settings.sh
+
+.PHONY: settings demo check shell help deps base tree config build kselftests image \
+	boot results clean clean-tree distclean
+
+demo: image build ## Build the kernel, boot it, show the series live, power off.
+	@MODE=demo $(S)/boot.sh
+	@cat "$${BUILD:-build}/results/$${CONFIG:-test}-demo/results.txt" | grep -v '^@@@'
+
+check: image build ## Build the test kernel, boot it, run every test: "N passed, N failed".
+	@MODE=check $(S)/boot.sh || true
+	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check" "$$($(S)/tests.sh)"
+
+shell: image build ## Boot into an interactive guest shell (leave with 'poweroff').
+	@MODE=shell $(S)/boot.sh
+
+deps: settings ## Install the missing packages and bindgen-cli.
+	@$(S)/deps.sh
+
+base: deps ## Fetch, verify and unpack the pinned Linux 7.3.4 base.
+	@$(S)/base.sh >/dev/null
+
+tree: base ## Assemble build/tree: base + the series' files + patches/.
+	@$(S)/tree.sh
+
+config: tree ## Configure build/obj-$(CONFIG) from scripts/configs/.
+	@$(S)/config.sh
+
+build: config ## Build the kernel (incremental, ccache).
+	@$(S)/build.sh
+
+kselftests: tree ## Build the mm kselftests statically.
+	@$(S)/kselftests.sh
+
+image: kselftests ## Pack the guest initramfs.
+	@$(S)/image.sh
+
+boot: settings ## Boot the last built kernel (MODE=check|demo|shell) without rebuilding.
+	@$(S)/boot.sh
+
+results: ## Summarise the last `make check` guest run again.
+	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check" "$$($(S)/tests.sh)"
+
+clean: ## Remove the kernel builds, keep the base and the tree.
+	rm -rf "$${BUILD:-build}"/obj-* "$${BUILD:-build}"/results
+
+clean-tree: ## Remove the assembled tree (re-assembled on the next run).
+	rm -rf "$${BUILD:-build}"/tree
+
+distclean: ## Remove everything generated (build/).
+	rm -rf "$${BUILD:-build}"
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+	@sed -n '/^# Settings/,/^$$/p' $(MAKEFILE_LIST) | sed 's/^# \{0,1\}//'

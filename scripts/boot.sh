@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Boot the kernel of CONFIG with the initramfs in QEMU, bounded by TIMEOUT.
+#
+#   MODE=check  run KUnit (at boot) and the kselftests; results to
+#               build/results/<CONFIG>/ (then scripts/results.py)
+#   MODE=demo   show the series live, then power off
+#   MODE=shell  an interactive guest on this terminal
+#
+# ACCEL=auto picks KVM when a guest really runs under it (a short probe,
+# cached per host boot: /dev/kvm may open and still hang every guest, as in
+# nested setups), TCG otherwise. ACCEL=kvm or ACCEL=tcg forces one.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+check_settings
+CONFIG=${CONFIG:-test}
+MODE=${MODE:-check}
+ACCEL=${ACCEL:-auto}
+SMP=${SMP:-2}
+MEM=${MEM:-2G}
+TESTS=${TESTS:-}
+case $MODE in check | demo | shell | bench) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench)" ;; esac
+if [ "$MODE" = shell ]; then TIMEOUT=${TIMEOUT:-7200}; else TIMEOUT=${TIMEOUT:-1800}; fi
+need qemu-system-x86_64 timeout
+
+kernel=$(obj_dir "$CONFIG")/arch/x86/boot/bzImage
+initrd=$BUILD/initramfs.cpio
+[ -f "$kernel" ] || die "no kernel at $kernel; run 'make build CONFIG=$CONFIG'"
+[ -f "$initrd" ] || die "no initramfs at $initrd; run 'make image'"
+
+run=$BUILD/results/$CONFIG-$MODE
+rm -rf "$run" && mkdir -p "$run"
+
+# Two NUMA nodes (list_lru and the deferred split queue are per node).
+mem_mib=${MEM%[MG]}
+[ "${MEM: -1}" = G ] && mem_mib=$((mem_mib * 1024))
+numa=()
+if [ "$SMP" -ge 2 ]; then
+	half=$((SMP / 2))
+	numa=(-object "memory-backend-ram,id=m0,size=$((mem_mib / 2))M"
+		-object "memory-backend-ram,id=m1,size=$((mem_mib - mem_mib / 2))M"
+		-numa "node,nodeid=0,cpus=0-$((half - 1)),memdev=m0"
+		-numa "node,nodeid=1,cpus=$half-$((SMP - 1)),memdev=m1")
+fi
+bios=()
+[ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
+
+qemu() {
+	local accel=$1
+	shift
+	local cpu=max
+	[ "$accel" = kvm ] && cpu=host
+	qemu-system-x86_64 -machine q35 -accel "$accel" -cpu "$cpu" \
+		-smp "$SMP" -m "$MEM" "${numa[@]}" "${bios[@]}" \
+		-kernel "$kernel" -initrd "$initrd" -no-reboot \
+		-display none -vga none -monitor none "$@"
+}
+
+# Does a guest get to print anything under KVM within a few seconds?
+kvm_works() {
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	local cache=$BUILD/kvm-probe id
+	id=$(cat /proc/sys/kernel/random/boot_id)
+	if [ -f "$cache" ] && [ "$(head -n1 "$cache")" = "$id" ]; then
+		[ "$(tail -n1 "$cache")" = yes ]
+		return
+	fi
+	local log=$BUILD/kvm-probe.log verdict=no
+	rm -f "$log"
+	timeout -k 2 20 qemu-system-x86_64 -machine q35 -accel kvm -cpu host -smp 1 -m 256M \
+		"${bios[@]}" -kernel "$kernel" -no-reboot -display none -vga none -monitor none \
+		-serial "file:$log" -append "console=ttyS0 panic=-1" >/dev/null 2>&1 || true
+	# Without an initramfs a working guest gets as far as the root panic.
+	grep -q 'Kernel panic' "$log" 2>/dev/null && verdict=yes
+	printf '%s\n%s\n' "$id" "$verdict" >"$cache"
+	[ $verdict = yes ]
+}
+
+case $ACCEL in
+auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
+kvm) kvm_works || die "ACCEL=kvm: no usable KVM here (/dev/kvm missing, or a guest hangs under it); use ACCEL=tcg"
+	accel=kvm ;;
+tcg) accel=tcg ;;
+esac
+
+append="console=ttyS0 loglevel=5 panic=-1 series.mode=$MODE"
+[ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
+echo "accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"
+step "boot: $CONFIG kernel, $MODE, $accel, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
+
+rc=0
+if [ "$MODE" = shell ]; then
+	timeout -k 10 "$TIMEOUT" qemu "$accel" -serial mon:stdio -serial "file:$run/results.txt" \
+		-append "$append" || rc=$?
+else
+	timeout -k 10 "$TIMEOUT" qemu "$accel" -serial "file:$run/console.log" \
+		-serial "file:$run/results.txt" -append "$append" </dev/null || rc=$?
+fi
+echo "$rc" >"$run/qemu.rc"
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "boot: guest killed after ${TIMEOUT}s; its last lines:" >&2
+	tail -n 25 "$run/console.log" 2>/dev/null | sed 's/^/  | /' >&2
+	exit 1
+fi
+[ "$rc" = 0 ] || die "qemu exited with $rc (console: $run/console.log)"
+grep -q '^@@@ done' "$run/results.txt" 2>/dev/null || {
+	echo "boot: the guest stopped before its init finished; its last lines:" >&2
+	tail -n 25 "$run/console.log" | sed 's/^/  | /' >&2
+	exit 1
+}
+step "boot: guest powered off ($run)"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Configure build/obj-<CONFIG>: tinyconfig + scripts/configs/base.config +
+# scripts/configs/<CONFIG>.config, then check that every option asked for
+# is what the resulting .config says. The .config is replaced only when it
+# changes, so an unchanged configuration keeps the build incremental.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CONFIG=${CONFIG:-test}
+check_config_name "$CONFIG"
+[ -f "$TREE/.assembled" ] || die "no assembled tree; run 'make tree' first"
+need clang-19 ld.lld-19 /usr/bin/rustc "$HOME/.cargo/bin/bindgen"
+
+obj=$(obj_dir "$CONFIG")
+tmp=$BUILD/.config-$CONFIG
+rm -rf "$tmp" && mkdir -p "$tmp" "$obj" "$LOGS"
+log=$LOGS/config-$CONFIG.log
+frags=("$TOP/scripts/configs/base.config" "$TOP/scripts/configs/$CONFIG.config")
+
+{
+	kmake "$tmp" tinyconfig
+	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" "${frags[@]}"
+	kmake "$tmp" olddefconfig
+} >"$log" 2>&1 || { tail -20 "$log"; die "configuring $CONFIG failed (log: $log)"; }
+
+# Every option the fragments set must come out as set ("=n" as unset).
+bad=$(cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)$/\1 \2/p' |
+	while read -r opt val; do
+		got=$(sed -n "s/^$opt=//p" "$tmp/.config")
+		[ -n "$got" ] || got=n
+		[ "$got" = "$val" ] || echo "$opt=$val (got $got)"
+	done)
+[ -z "$bad" ] || die "$CONFIG: options not as asked (missing dependency?): $(echo "$bad" | xargs)"
+
+if cmp -s "$tmp/.config" "$obj/.config"; then
+	step "config $CONFIG: unchanged"
+else
+	cp "$tmp/.config" "$obj/.config"
+	step "config $CONFIG: written to $obj/.config"
+fi
+rm -rf "$tmp"

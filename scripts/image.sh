@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Pack the guest initramfs build/initramfs.cpio: busybox-static,
+# bash-static, the guest's /init, the mm kselftests and the project's own
+# guest tools.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+need cpio
+busybox=/bin/busybox
+bash_static=/bin/bash-static
+kst=$BUILD/kselftest/kselftest/mm
+[ -x "$busybox" ] || die "$busybox not found (busybox-static); run 'make deps'"
+[ -x "$bash_static" ] || die "$bash_static not found (bash-static); run 'make deps'"
+[ -d "$kst" ] || die "no kselftests in $kst; run 'make kselftests'"
+
+root=$BUILD/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,root,kselftest/mm}
+cp "$busybox" "$root/bin/busybox"
+cp "$bash_static" "$root/bin/bash-static"
+cp "$TOP/scripts/guest/init" "$root/init"
+cp "$TOP/scripts/guest/tests.txt" "$root/kselftest/tests.txt"
+find "$kst" -maxdepth 1 -type f -executable -exec cp {} "$root/kselftest/mm/" \;
+cp "$kst"/*.sh "$root/kselftest/mm/" 2>/dev/null || true
+
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$BUILD/initramfs.cpio.tmp"
+mv "$BUILD/initramfs.cpio.tmp" "$BUILD/initramfs.cpio"
+step "image: $(du -h "$BUILD/initramfs.cpio" | cut -f1) initramfs"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Print the kselftests a check run must report, comma-separated: those of
+# scripts/guest/tests.txt, filtered by TESTS= (names or globs) when set.
+set -euo pipefail -o noglob
+. "$(dirname "$0")/lib.sh"
+
+TESTS=${TESTS:-}
+mapfile -t all < <(awk '!/^#/ && NF { print $1 }' "$TOP/scripts/guest/tests.txt")
+picked=()
+for t in ${TESTS//,/ }; do
+	found=0
+	for n in "${all[@]}"; do
+		# shellcheck disable=SC2053 # $t may be a glob
+		if [[ $n == $t ]]; then picked+=("$n"); found=1; fi
+	done
+	[ $found = 1 ] || die "TESTS: no test named '$t' (known: ${all[*]})"
+done
+[ -n "$TESTS" ] || picked=("${all[@]}")
+(IFS=,; echo "${picked[*]}")

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Assemble the kernel tree build/tree: the base (scripts/base.sh), the files
+# this series adds (rust/ mm/ Documentation/ tools/ of this repository, at
+# their kernel paths) and the quilt series patches/ applied on top.
+#
+# Re-assembling is incremental: only files whose content changes are
+# written, so the kernel build stays incremental. A file of build/tree that
+# was edited by hand since the last assembly is never overwritten: the run
+# stops and names it (move the edit into the repository, or FORCE=1).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+FORCE=${FORCE:-0}
+case $FORCE in 0 | 1) ;; *) die "FORCE must be 0 or 1, not '$FORCE'" ;; esac
+need patch sha256sum
+
+base=$("$TOP/scripts/base.sh" | tail -n1)
+manifest=$TREE/.series-manifest # "sha256  path" of every file we wrote
+scratch=$BUILD/.tree-scratch
+
+# The files the series adds, relative to the top of the tree.
+overlay_files() {
+	git -C "$TOP" ls-files -co --exclude-standard -- rust mm Documentation tools | sort -u |
+		while read -r f; do [ -f "$TOP/$f" ] && echo "$f"; done
+}
+
+# The files the quilt series touches.
+patched_files() {
+	[ -f "$TOP/patches/series" ] || return 0
+	series_patches | while read -r p; do
+		grep -E '^\+\+\+ ' "$TOP/patches/$p" | awk '{print $2}' | sed 's|^b/||'
+	done | grep -vx /dev/null | sort -u
+}
+
+series_patches() {
+	[ -f "$TOP/patches/series" ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series" | awk '{print $1}'
+}
+
+if [ ! -f "$TREE/.assembled" ]; then
+	step "copying the base into $TREE"
+	rm -rf "$TREE.tmp"
+	cp -a "$base" "$TREE.tmp"
+	rm -f "$TREE.tmp/.unpacked"
+	: >"$TREE.tmp/.series-manifest"
+	echo "$base" >"$TREE.tmp/.assembled"
+	rm -rf "$TREE" && mv "$TREE.tmp" "$TREE"
+fi
+[ "$(cat "$TREE/.assembled")" = "$base" ] ||
+	die "$TREE was assembled from $(cat "$TREE/.assembled"), not $base; 'make clean-tree' first"
+
+# Hand edits: a file we wrote whose content is no longer what we wrote.
+if [ "$FORCE" = 0 ] && [ -s "$manifest" ]; then
+	edited=$(cd "$TREE" && { sha256sum --quiet -c "$manifest" 2>/dev/null || true; } | sed 's/: FAILED.*//')
+	[ -z "$edited" ] ||
+		die "edited in $TREE since the last assembly (move the change into the repository, or FORCE=1 to discard): $(echo "$edited" | xargs)"
+fi
+
+# Build the wanted content of every file we touch, now or last time, in a
+# scratch copy holding only those files.
+mapfile -t overlay < <(overlay_files)
+mapfile -t patched < <(patched_files)
+mapfile -t previous < <(awk '{print $2}' "$manifest")
+rm -rf "$scratch" && mkdir -p "$scratch"
+for f in "${patched[@]}" "${previous[@]}"; do
+	[ -f "$base/$f" ] || continue
+	mkdir -p "$scratch/$(dirname "$f")"
+	cp -p "$base/$f" "$scratch/$f"
+done
+for f in "${overlay[@]}"; do
+	[ ! -e "$base/$f" ] || die "$f exists upstream: change it with a patch in patches/, not a copy"
+	mkdir -p "$scratch/$(dirname "$f")"
+	cp -p "$TOP/$f" "$scratch/$f"
+done
+n=0
+while read -r p; do
+	[ -f "$TOP/patches/$p" ] || die "patches/series lists $p, which does not exist"
+	out=$(cd "$scratch" && patch -p1 -F0 -N --no-backup-if-mismatch -r - <"$TOP/patches/$p" 2>&1) ||
+		die "patches/$p does not apply to $base: $(echo "$out" | grep -iE 'fail|error|reject' | head -3 | xargs)"
+	n=$((n + 1))
+done < <(series_patches)
+
+# Write what changed, drop what is gone, record what we wrote.
+changed=0
+: >"$manifest.new"
+for f in $(printf '%s\n' "${overlay[@]}" "${patched[@]}" "${previous[@]}" | sort -u); do
+	if [ -f "$scratch/$f" ]; then
+		if ! cmp -s "$scratch/$f" "$TREE/$f"; then
+			mkdir -p "$TREE/$(dirname "$f")"
+			cp "$scratch/$f" "$TREE/$f.series-tmp" && mv "$TREE/$f.series-tmp" "$TREE/$f"
+			changed=$((changed + 1))
+		fi
+		(cd "$TREE" && sha256sum "$f") >>"$manifest.new"
+	elif [ -e "$TREE/$f" ]; then
+		rm -f "$TREE/$f"
+		changed=$((changed + 1))
+	fi
+done
+mv "$manifest.new" "$manifest"
+rm -rf "$scratch"
+step "tree: ${#overlay[@]} added files, $n patches, $changed files written"
