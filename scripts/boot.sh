@@ -34,9 +34,12 @@ rm -rf "$run" && mkdir -p "$run"
 # Two NUMA nodes (list_lru and the deferred split queue are per node).
 mem_mib=${MEM%[MG]}
 [ "${MEM: -1}" = G ] && mem_mib=$((mem_mib * 1024))
+# One socket per node, so that no LLC spans two nodes.
 numa=()
-if [ "$SMP" -ge 2 ]; then
+smp=$SMP
+if [ "$SMP" -ge 2 ] && [ $((SMP % 2)) = 0 ]; then
 	half=$((SMP / 2))
+	smp="$SMP,sockets=2,cores=$half,threads=1"
 	numa=(-object "memory-backend-ram,id=m0,size=$((mem_mib / 2))M"
 		-object "memory-backend-ram,id=m1,size=$((mem_mib - mem_mib / 2))M"
 		-numa "node,nodeid=0,cpus=0-$((half - 1)),memdev=m0"
@@ -45,15 +48,14 @@ fi
 bios=()
 [ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
 
-qemu() {
-	local accel=$1
-	shift
+# The QEMU command line for accelerator $1, in the array qemu_cmd.
+qemu_cmdline() {
 	local cpu=max
-	[ "$accel" = kvm ] && cpu=host
-	qemu-system-x86_64 -machine q35 -accel "$accel" -cpu "$cpu" \
-		-smp "$SMP" -m "$MEM" "${numa[@]}" "${bios[@]}" \
-		-kernel "$kernel" -initrd "$initrd" -no-reboot \
-		-display none -vga none -monitor none "$@"
+	[ "$1" = kvm ] && cpu=host
+	qemu_cmd=(qemu-system-x86_64 -machine q35 -accel "$1" -cpu "$cpu"
+		-smp "$smp" -m "$MEM" "${numa[@]}" "${bios[@]}"
+		-kernel "$kernel" -initrd "$initrd" -no-reboot
+		-display none -vga none -monitor none)
 }
 
 # Does a guest get to print anything under KVM within a few seconds?
@@ -88,12 +90,13 @@ append="console=ttyS0 loglevel=5 panic=-1 series.mode=$MODE"
 echo "accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"
 step "boot: $CONFIG kernel, $MODE, $accel, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
 
+qemu_cmdline "$accel"
 rc=0
 if [ "$MODE" = shell ]; then
-	timeout -k 10 "$TIMEOUT" qemu "$accel" -serial mon:stdio -serial "file:$run/results.txt" \
-		-append "$append" || rc=$?
+	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial mon:stdio \
+		-serial "file:$run/results.txt" -append "$append" || rc=$?
 else
-	timeout -k 10 "$TIMEOUT" qemu "$accel" -serial "file:$run/console.log" \
+	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial "file:$run/console.log" \
 		-serial "file:$run/results.txt" -append "$append" </dev/null || rc=$?
 fi
 echo "$rc" >"$run/qemu.rc"

@@ -20,6 +20,7 @@ cp "$busybox" "$root/bin/busybox"
 cp "$bash_static" "$root/bin/bash-static"
 cp "$TOP/scripts/guest/init" "$root/init"
 cp "$TOP/scripts/guest/tests.txt" "$root/kselftest/tests.txt"
+cp "$TOP/scripts/guest/demo" "$root/demo"
 find "$kst" -maxdepth 1 -type f -executable -exec cp {} "$root/kselftest/mm/" \;
 cp "$kst"/*.sh "$root/kselftest/mm/" 2>/dev/null || true
 

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/gfp.h>
+#include <linux/huge_mm.h>
+#include <linux/mm.h>
+#include <linux/page-flags.h>
+
+__rust_helper struct folio *rust_helper_folio_alloc(gfp_t gfp, unsigned int order)
+{
+	return folio_alloc(gfp, order);
+}
+
+__rust_helper struct folio *rust_helper___folio_alloc_node(gfp_t gfp, unsigned int order, int nid)
+{
+	return __folio_alloc_node(gfp, order, nid);
+}
+
+__rust_helper unsigned int rust_helper_folio_order(const struct folio *folio)
+{
+	return folio_order(folio);
+}
+
+__rust_helper int rust_helper_folio_nid(const struct folio *folio)
+{
+	return folio_nid(folio);
+}
+
+__rust_helper int rust_helper_folio_ref_count(const struct folio *folio)
+{
+	return folio_ref_count(folio);
+}
+
+__rust_helper void rust_helper_folio_get(struct folio *folio)
+{
+	folio_get(folio);
+}
+
+__rust_helper void rust_helper_folio_put(struct folio *folio)
+{
+	folio_put(folio);
+}
+
+__rust_helper bool rust_helper_folio_put_testzero(struct folio *folio)
+{
+	return folio_put_testzero(folio);
+}
+
+__rust_helper void rust_helper_folio_ref_unfreeze(struct folio *folio, int count)
+{
+	folio_ref_unfreeze(folio, count);
+}
+
+__rust_helper bool rust_helper_folio_test_large(const struct folio *folio)
+{
+	return folio_test_large(folio);
+}
+
+__rust_helper bool rust_helper_folio_test_large_rmappable(const struct folio *folio)
+{
+	return folio_test_large_rmappable(folio);
+}
+
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+__rust_helper bool rust_helper_folio_test_partially_mapped(const struct folio *folio)
+{
+	return folio_test_partially_mapped(folio);
+}
+
+__rust_helper void rust_helper_folio_clear_partially_mapped(struct folio *folio)
+{
+	folio_clear_partially_mapped(folio);
+}
+
+__rust_helper struct list_head *rust_helper_folio_deferred_list(struct folio *folio)
+{
+	return &folio->_deferred_list;
+}
+#endif
+
+__rust_helper void rust_helper_mod_mthp_stat(int order, enum mthp_stat_item item, int delta)
+{
+	mod_mthp_stat(order, item, delta);
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! NUMA- and memcg-aware LRU lists.
+//!
+//! A `struct list_lru` keeps one sublist per NUMA node and, when memcg aware, per memory cgroup,
+//! each with its own spinlock. [`ListLru`] views a C-initialised one (such as the THP deferred
+//! split queue); [`OwnedListLru`] is one that Rust initialises and destroys.
+//!
+//! C header: [`include/linux/list_lru.h`](srctree/include/linux/list_lru.h)
+
+use crate::{bindings, error::to_result, prelude::*, types::Opaque};
+use core::{ops::Deref, ptr::NonNull};
+
+/// A wrapper for the kernel's `struct list_lru`.
+///
+/// # Invariants
+///
+/// `inner` is an initialised `struct list_lru` (by `__list_lru_init()`) that is not destroyed
+/// while this value is borrowed.
+#[repr(transparent)]
+pub struct ListLru {
+    inner: Opaque<bindings::list_lru>,
+}
+
+// SAFETY: A `struct list_lru` is not tied to the thread that initialised it.
+unsafe impl Send for ListLru {}
+
+// SAFETY: Every operation on a `struct list_lru` through a shared reference either takes the
+// sublist's spinlock or is an atomic read of a counter.
+unsafe impl Sync for ListLru {}
+
+impl ListLru {
+    /// Creates a [`ListLru`] view of a C `struct list_lru`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to an initialised `struct list_lru` that is not destroyed for `'a`.
+    #[inline]
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::list_lru) -> &'a Self {
+        // CAST: `ListLru` is a transparent wrapper of `bindings::list_lru`.
+        // SAFETY: The caller guarantees that the pointer is valid for `'a`.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// Returns a raw pointer to the C `struct list_lru`.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::list_lru {
+        self.inner.get()
+    }
+
+    /// Returns the number of items on node `nid`, over all memory cgroups:
+    /// `list_lru_count_node()`.
+    #[inline]
+    pub fn count_node(&self, nid: i32) -> usize {
+        // SAFETY: By the type invariants, the list_lru is initialised; the count is atomic.
+        // CAST: An item count fits in `usize`.
+        unsafe { bindings::list_lru_count_node(self.as_raw(), nid) as usize }
+    }
+
+    /// Locks the sublist of node `nid` and memory cgroup `memcg`, disabling interrupts:
+    /// `list_lru_lock_irqsave()`.
+    ///
+    /// If `memcg` is dying and its sublist already reparented, the sublist of its nearest live
+    /// ancestor is locked instead, as C does; [`ListLruGuard::locked_memcg`] tells which.
+    ///
+    /// # Safety
+    ///
+    /// - `nid` must be a valid node id.
+    /// - `memcg` must be null (the node's sublist of a non-memcg-aware list, or the root) or a
+    ///   memory cgroup that stays alive until the guard is dropped, e.g. one read with
+    ///   `folio_memcg()` under `rcu_read_lock()`; with a memcg-aware list_lru, its sublists must
+    ///   have been allocated (`memcg_list_lru_alloc()`).
+    #[inline]
+    pub unsafe fn lock_irqsave(&self, nid: i32, memcg: *mut bindings::mem_cgroup) -> ListLruGuard<'_> {
+        let mut locked_memcg = memcg;
+        let mut flags = 0;
+        // SAFETY: By the type invariants, the list_lru is initialised; the caller guarantees
+        // that `nid` and `memcg` are valid. The pointers are to locals.
+        let one = unsafe {
+            bindings::list_lru_lock_irqsave(self.as_raw(), nid, &mut locked_memcg, &mut flags)
+        };
+        // INVARIANT: We just took the lock: `list_lru_lock_irqsave()` never fails without
+        // `skip_empty`, so `one` is not null.
+        ListLruGuard {
+            lru: self,
+            // SAFETY: See the invariant above.
+            one: unsafe { NonNull::new_unchecked(one) },
+            nid,
+            memcg,
+            locked_memcg,
+            flags,
+        }
+    }
+}
+
+/// A locked sublist of a [`ListLru`], with interrupts disabled.
+///
+/// # Invariants
+///
+/// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), taken
+/// with `list_lru_lock_irqsave()` for (`nid`, `memcg`); `flags` are the saved interrupt flags.
+#[must_use = "the sublist is unlocked when the guard is dropped"]
+pub struct ListLruGuard<'a> {
+    lru: &'a ListLru,
+    one: NonNull<bindings::list_lru_one>,
+    nid: i32,
+    memcg: *mut bindings::mem_cgroup,
+    locked_memcg: *mut bindings::mem_cgroup,
+    flags: crate::ffi::c_ulong,
+}
+
+impl ListLruGuard<'_> {
+    /// Returns the node of the locked sublist.
+    #[inline]
+    pub fn nid(&self) -> i32 {
+        self.nid
+    }
+
+    /// Returns the memory cgroup whose sublist is locked: the one asked for, or the ancestor
+    /// that took over the sublists of a dying one.
+    #[inline]
+    pub fn locked_memcg(&self) -> *mut bindings::mem_cgroup {
+        self.locked_memcg
+    }
+
+    /// Returns whether this guard was taken for node `nid` and memory cgroup `memcg`, so that it
+    /// also covers the items of that sublist: a batch of items can then share one lock round
+    /// trip.
+    #[inline]
+    pub fn is_for(&self, nid: i32, memcg: *mut bindings::mem_cgroup) -> bool {
+        self.nid == nid && self.memcg == memcg
+    }
+
+    /// Returns the number of items on the locked sublist.
+    #[inline]
+    pub fn nr_items(&self) -> i64 {
+        // SAFETY: By the type invariants, `one` is valid and we hold its lock.
+        unsafe { (*self.one.as_ptr()).nr_items }
+    }
+
+    /// Adds `item` to the tail of the locked sublist unless it is on a list already:
+    /// `__list_lru_add()`. Returns whether it was added.
+    ///
+    /// # Safety
+    ///
+    /// `item` must be an initialised `list_head` that is either empty or on a sublist of this
+    /// list_lru, and that stays valid while it is on the list; it must belong on this guard's
+    /// sublist (the node and memory cgroup of its object).
+    #[inline]
+    pub unsafe fn add(&mut self, item: *mut bindings::list_head) -> bool {
+        // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees the
+        // requirements on `item`.
+        unsafe {
+            bindings::__list_lru_add(
+                self.lru.as_raw(),
+                self.one.as_ptr(),
+                item,
+                self.nid,
+                self.locked_memcg,
+            )
+        }
+    }
+
+    /// Removes `item` from the locked sublist if it is on a list: `__list_lru_del()`. Returns
+    /// whether it was removed.
+    ///
+    /// # Safety
+    ///
+    /// `item` must be an initialised `list_head` that is either empty or on this guard's
+    /// sublist.
+    #[inline]
+    pub unsafe fn del(&mut self, item: *mut bindings::list_head) -> bool {
+        // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees the
+        // requirements on `item`.
+        unsafe { bindings::__list_lru_del(self.lru.as_raw(), self.one.as_ptr(), item, self.nid) }
+    }
+
+    /// Removes `item`, which must be on the locked sublist, as a walk's isolate callback does:
+    /// `list_lru_isolate()`. The node's item count is the caller's to fix, as in C.
+    ///
+    /// # Safety
+    ///
+    /// `item` must be on this guard's sublist.
+    #[inline]
+    pub unsafe fn isolate(&mut self, item: *mut bindings::list_head) {
+        // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees that
+        // `item` is on it.
+        unsafe { bindings::list_lru_isolate(self.one.as_ptr(), item) }
+    }
+}
+
+impl Drop for ListLruGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: By the type invariants, we hold this lock, taken with these flags.
+        unsafe { bindings::list_lru_unlock_irqrestore(self.one.as_ptr(), &mut self.flags) };
+    }
+}
+
+/// A `struct list_lru` owned by Rust: initialised in place, destroyed on drop.
+///
+/// # Invariants
+///
+/// `inner` was initialised by `__list_lru_init()` and is destroyed only by `drop`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{bindings, mm::list_lru::OwnedListLru, prelude::*};
+///
+/// let lru = KBox::pin_init(OwnedListLru::new(false), GFP_KERNEL)?;
+/// // SAFETY: All-zero bits are a valid `list_head`, which `INIT_LIST_HEAD()` then makes empty.
+/// let mut item: bindings::list_head = unsafe { core::mem::zeroed() };
+/// // SAFETY: `item` is a valid `list_head` that is not moved while on the list.
+/// unsafe { bindings::INIT_LIST_HEAD(&mut item) };
+/// {
+///     // SAFETY: Node 0 exists; no memcg.
+///     let mut locked = unsafe { lru.lock_irqsave(0, core::ptr::null_mut()) };
+///     // SAFETY: `item` is empty, lives until it is removed below and belongs on node 0.
+///     assert!(unsafe { locked.add(&mut item) });
+///     assert_eq!(locked.nr_items(), 1);
+/// }
+/// assert_eq!(lru.count_node(0), 1);
+/// {
+///     // SAFETY: As above.
+///     let mut locked = unsafe { lru.lock_irqsave(0, core::ptr::null_mut()) };
+///     // SAFETY: `item` is on this sublist.
+///     assert!(unsafe { locked.del(&mut item) });
+/// }
+/// assert_eq!(lru.count_node(0), 0);
+/// # Ok::<(), Error>(())
+/// ```
+#[pin_data(PinnedDrop)]
+pub struct OwnedListLru {
+    #[pin]
+    inner: Opaque<bindings::list_lru>,
+}
+
+impl OwnedListLru {
+    /// Initialises a list_lru, memcg aware if `memcg_aware` (with no shrinker attached).
+    ///
+    /// # Errors
+    ///
+    /// Returns `ENOMEM` if the per-node (or per-memcg) sublists cannot be allocated.
+    pub fn new(memcg_aware: bool) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            inner <- Opaque::try_ffi_init(|slot: *mut bindings::list_lru| {
+                // SAFETY: `slot` is valid for writes and pinned; a null shrinker is allowed.
+                to_result(unsafe {
+                    bindings::__list_lru_init(slot, memcg_aware, core::ptr::null_mut())
+                })
+            }),
+        })
+    }
+}
+
+impl Deref for OwnedListLru {
+    type Target = ListLru;
+
+    #[inline]
+    fn deref(&self) -> &ListLru {
+        // SAFETY: By the type invariants, `inner` is initialised and destroyed only on drop,
+        // after every borrow of `self` has ended.
+        unsafe { ListLru::from_raw(self.inner.get()) }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for OwnedListLru {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: By the type invariants, `inner` is initialised and not destroyed yet.
+        unsafe { bindings::list_lru_destroy(self.inner.get()) };
+    }
+}

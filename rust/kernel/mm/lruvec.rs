@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The lruvec lock.
+//!
+//! `lruvec->lru_lock` protects the LRU lists of a node (and memory cgroup). It is one of the most
+//! contended locks of the kernel and is held with interrupts disabled, so work that does not
+//! need it must run outside it. The generic [`Lock`](crate::sync::lock::Lock) does not fit it:
+//! in 7.3 every lruvec lock also holds `rcu_read_lock()` (memcg reparenting), and the lruvec to
+//! lock is found from a folio, with a retry when the folio's memcg changes under the lookup.
+//!
+//! [`LruvecUnlocked`] is the proof that a context holds no lruvec lock. Taking one borrows it for
+//! as long as the [`LruvecGuard`] lives, so a function that takes `&LruvecUnlocked` cannot be
+//! called under a lruvec lock: the compiler rejects it.
+//!
+//! C header: [`include/linux/memcontrol.h`](srctree/include/linux/memcontrol.h)
+
+use crate::{bindings, mm::folio::Folio, types::NotThreadSafe};
+use core::{marker::PhantomData, ptr::NonNull};
+
+/// The proof that the current context holds no lruvec lock.
+///
+/// It is not [`Send`]: the proof is about the context that created it.
+///
+/// # Invariants
+///
+/// While this value is not borrowed, the context that owns it holds no lruvec lock.
+pub struct LruvecUnlocked {
+    _not_send: NotThreadSafe,
+}
+
+impl LruvecUnlocked {
+    /// Creates the proof.
+    ///
+    /// # Safety
+    ///
+    /// The caller must hold no lruvec lock, and must take none while the value lives except
+    /// through it.
+    #[inline]
+    pub unsafe fn new() -> Self {
+        // INVARIANT: The caller guarantees it.
+        Self {
+            _not_send: NotThreadSafe,
+        }
+    }
+
+    /// Locks the lruvec of `folio` with `spin_lock_irq()`: `folio_lruvec_lock_irq()`.
+    ///
+    /// # Safety
+    ///
+    /// Interrupts must be enabled: the unlock enables them.
+    #[inline]
+    pub unsafe fn lock_irq<'a>(&'a mut self, folio: &Folio) -> LruvecGuard<'a, Irq> {
+        // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
+        let (lruvec, state) = unsafe { Irq::lock(folio) };
+        // INVARIANT: We just took the lock.
+        LruvecGuard {
+            lruvec,
+            state,
+            _unlocked: PhantomData,
+        }
+    }
+
+    /// Locks the lruvec of `folio` with `spin_lock_irqsave()`: `folio_lruvec_lock_irqsave()`.
+    #[inline]
+    pub fn lock_irqsave<'a>(&'a mut self, folio: &Folio) -> LruvecGuard<'a, IrqSave> {
+        // SAFETY: `folio` is valid.
+        let (lruvec, state) = unsafe { IrqSave::lock(folio) };
+        // INVARIANT: We just took the lock.
+        LruvecGuard {
+            lruvec,
+            state,
+            _unlocked: PhantomData,
+        }
+    }
+}
+
+/// How a [`LruvecGuard`] disables interrupts.
+///
+/// This trait is sealed: [`Irq`] and [`IrqSave`] are its only implementations.
+pub trait IrqMode: private::Sealed {
+    /// What the unlock needs besides the lruvec.
+    type State: Copy;
+
+    /// Locks the lruvec of `folio`.
+    ///
+    /// # Safety
+    ///
+    /// As for the `LruvecUnlocked` method that calls it.
+    unsafe fn lock(folio: &Folio) -> (NonNull<bindings::lruvec>, Self::State);
+
+    /// Unlocks `lruvec`.
+    ///
+    /// # Safety
+    ///
+    /// The caller must hold the lock of `lruvec`, taken by [`IrqMode::lock`] of the same mode,
+    /// which returned `state`.
+    unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, state: Self::State);
+}
+
+/// `spin_lock_irq()`: interrupts are enabled again on unlock.
+pub enum Irq {}
+
+/// `spin_lock_irqsave()`: the interrupt state is restored on unlock.
+pub enum IrqSave {}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::Irq {}
+    impl Sealed for super::IrqSave {}
+}
+
+impl IrqMode for Irq {
+    type State = ();
+
+    #[inline]
+    unsafe fn lock(folio: &Folio) -> (NonNull<bindings::lruvec>, ()) {
+        // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
+        let lruvec = unsafe { bindings::folio_lruvec_lock_irq(folio.as_raw()) };
+        // SAFETY: `folio_lruvec_lock_irq()` returns the lruvec it locked, never null.
+        (unsafe { NonNull::new_unchecked(lruvec) }, ())
+    }
+
+    #[inline]
+    unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, _state: ()) {
+        // SAFETY: The caller guarantees that we hold this lock.
+        unsafe { bindings::lruvec_unlock_irq(lruvec.as_ptr()) }
+    }
+}
+
+impl IrqMode for IrqSave {
+    type State = crate::ffi::c_ulong;
+
+    #[inline]
+    unsafe fn lock(folio: &Folio) -> (NonNull<bindings::lruvec>, Self::State) {
+        let mut flags = 0;
+        // SAFETY: `folio` is valid and `flags` is a local.
+        let lruvec = unsafe { bindings::folio_lruvec_lock_irqsave(folio.as_raw(), &mut flags) };
+        // SAFETY: `folio_lruvec_lock_irqsave()` returns the lruvec it locked, never null.
+        (unsafe { NonNull::new_unchecked(lruvec) }, flags)
+    }
+
+    #[inline]
+    unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, flags: Self::State) {
+        // SAFETY: The caller guarantees that we hold this lock, taken with these flags.
+        unsafe { bindings::lruvec_unlock_irqrestore(lruvec.as_ptr(), flags) }
+    }
+}
+
+/// A held lruvec lock (and the `rcu_read_lock()` that comes with it).
+///
+/// It borrows the context's [`LruvecUnlocked`] for its lifetime `'a`.
+///
+/// # Invariants
+///
+/// This guard owns the lock of `lruvec`, taken by `M::lock`, which returned `state`.
+#[must_use = "the lruvec is unlocked when the guard is dropped"]
+pub struct LruvecGuard<'a, M: IrqMode> {
+    lruvec: NonNull<bindings::lruvec>,
+    state: M::State,
+    _unlocked: PhantomData<&'a mut LruvecUnlocked>,
+}
+
+impl<M: IrqMode> LruvecGuard<'_, M> {
+    /// Returns a raw pointer to the locked `struct lruvec`.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::lruvec {
+        self.lruvec.as_ptr()
+    }
+
+    /// Returns whether `folio` belongs to the locked lruvec: `folio_matches_lruvec()`.
+    ///
+    /// Exact when the folio's memcg binding is stable (e.g. the folio is isolated from the LRU
+    /// or its reference count is zero).
+    #[inline]
+    pub fn matches(&self, folio: &Folio) -> bool {
+        // SAFETY: `folio` is valid and, by the type invariants, so is the locked lruvec.
+        unsafe { bindings::folio_matches_lruvec(folio.as_raw(), self.as_raw()) }
+    }
+
+    /// Returns whether lockdep sees the lruvec lock held (always true without lockdep).
+    #[inline]
+    pub fn is_held(&self) -> bool {
+        // SAFETY: By the type invariants, the lruvec is valid.
+        unsafe { bindings::lruvec_lock_is_held(self.as_raw()) }
+    }
+
+    /// Makes sure the lock held is the one of `folio`'s lruvec: keeps it when the folio belongs
+    /// to the locked lruvec, else unlocks and locks the folio's. `folio_lruvec_relock_irq()` and
+    /// `folio_lruvec_relock_irqsave()`.
+    #[inline]
+    pub fn relock(mut self, folio: &Folio) -> Self {
+        if !self.matches(folio) {
+            // SAFETY: By the type invariants, we hold this lock, taken by `M::lock` with
+            // `self.state`. Interrupts are enabled again after the unlock if they were before
+            // the first lock, as `M::lock` requires.
+            // INVARIANT: We just took the lock of `folio`'s lruvec.
+            unsafe {
+                M::unlock(self.lruvec, self.state);
+                (self.lruvec, self.state) = M::lock(folio);
+            }
+        }
+        self
+    }
+
+    /// Unlocks the lruvec; the [`LruvecUnlocked`] it borrowed is usable again.
+    #[inline]
+    pub fn unlock(self) {}
+}
+
+impl<M: IrqMode> Drop for LruvecGuard<'_, M> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: By the type invariants, we hold this lock, taken by `M::lock` with
+        // `self.state`.
+        unsafe { M::unlock(self.lruvec, self.state) };
+    }
+}
+
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+#[kunit_tests(rust_mm_lruvec)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
+
+    /// A charged order-0 folio on node `nid`, with one reference (dropped with `put`).
+    fn alloc_on(nid: i32) -> Result<&'static Folio> {
+        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE;
+        // SAFETY: Allocates a folio; no requirements.
+        let raw = unsafe { bindings::__folio_alloc_node(gfp, 0, nid) };
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: A new folio, charged to the current (root) memcg like a page fault's.
+        let ret = unsafe { bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL) };
+        if ret != 0 {
+            put(raw);
+            return Err(Error::from_errno(ret));
+        }
+        // SAFETY: We hold the only reference until `put`.
+        Ok(unsafe { Folio::from_raw(raw) })
+    }
+
+    fn put(raw: *mut bindings::folio) {
+        // SAFETY: Drops the reference `alloc_on` returned.
+        unsafe { bindings::folio_put(raw) };
+    }
+
+    #[test]
+    fn lock_relock_unlock() -> Result {
+        let a = alloc_on(0)?;
+        let b = alloc_on(0)?;
+        // SAFETY: This test holds no lruvec lock.
+        let mut unlocked = unsafe { LruvecUnlocked::new() };
+
+        // SAFETY: KUnit runs tests with interrupts enabled.
+        let guard = unsafe { unlocked.lock_irq(a) };
+        assert!(guard.is_held());
+        assert!(guard.matches(a) && guard.matches(b));
+        let lruvec = guard.as_raw();
+        let guard = guard.relock(b);
+        assert_eq!(guard.as_raw(), lruvec);
+        assert!(guard.is_held());
+        guard.unlock();
+        // SAFETY: `lruvec` is the root memcg's lruvec of node 0: it lives for ever.
+        #[cfg(CONFIG_LOCKDEP)]
+        assert!(!unsafe { bindings::lruvec_lock_is_held(lruvec) });
+
+        let guard = unlocked.lock_irqsave(b);
+        assert!(guard.is_held() && guard.as_raw() == lruvec);
+        drop(guard);
+
+        put(a.as_raw());
+        put(b.as_raw());
+        Ok(())
+    }
+
+    #[test]
+    fn relock_across_nodes() -> Result {
+        // SAFETY: Reads a counter of online nodes.
+        if unsafe { bindings::nr_online_nodes } < 2 {
+            return Ok(());
+        }
+        let a = alloc_on(0)?;
+        let b = alloc_on(1)?;
+        // SAFETY: This test holds no lruvec lock.
+        let mut unlocked = unsafe { LruvecUnlocked::new() };
+
+        let guard = unlocked.lock_irqsave(a);
+        let first = guard.as_raw();
+        assert!(guard.matches(a) && !guard.matches(b));
+        let guard = guard.relock(b);
+        assert!(guard.as_raw() != first);
+        assert!(guard.matches(b) && guard.is_held());
+        #[cfg(CONFIG_LOCKDEP)]
+        // SAFETY: The root memcg's lruvec of node 0 lives for ever.
+        assert!(!unsafe { bindings::lruvec_lock_is_held(first) });
+        drop(guard);
+
+        put(a.as_raw());
+        put(b.as_raw());
+        Ok(())
+    }
+}

@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bounded, deterministic stress test of the THP deferred split paths.
+ *
+ * Every thread repeatedly maps an anonymous region backed by PMD-sized THPs
+ * or by 16kB mTHPs, fills it with a pattern that only depends on the thread,
+ * the round and the offset, and then MADV_DONTNEEDs a range of every chunk
+ * whose length is not a multiple of the folio size: the large folios at both
+ * ends of the range stay partially mapped, so rmap queues them for deferred
+ * split. The region is checked (kept bytes still hold the pattern, discarded
+ * bytes read back as zero) and unmapped, which frees the queued folios: this
+ * exercises unqueueing folios whose refcount dropped to zero in the free
+ * paths, concurrently with other threads queueing folios on the same lists
+ * and with the deferred split shrinker.
+ *
+ * Once everything is unmapped, nr_anon_partially_mapped of every mTHP size
+ * must be back to its value from before the run: a higher value means that a
+ * partially mapped folio was freed without being taken off the deferred split
+ * queue, or that the accounting went wrong.
+ *
+ * Needs root (it changes the THP settings, restored on exit) and THP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "vm_util.h"
+#include "kselftest.h"
+#include "hugepage_settings.h"
+
+#define PATTERN_SEED		0x5eedde7e2a5b1e55ULL
+#define HOLE_SALT		0x40fe1dc0ffee0dd5ULL
+/* PMD chunks keep 1..MAX_PMD_EDGE_PAGES pages mapped at either end. */
+#define MAX_PMD_EDGE_PAGES	8
+#define MTHP_SIZE		(16 * 1024UL)
+#define SETTLE_TRIES		20
+#define SETTLE_DELAY_US		100000
+
+enum {
+	MODE_PMD = 1 << 0,
+	MODE_MTHP = 1 << 1,
+};
+
+struct mode {
+	const char *name;
+	/* Order of the large folios this mode allocates, 0 if unsupported. */
+	unsigned int order;
+	/* One MADV_DONTNEED hole per chunk. */
+	size_t chunk_size;
+	/* Pages kept mapped at the start and at the end of each chunk. */
+	unsigned int max_edge_pages;
+};
+
+struct counters {
+	unsigned long thp_deferred_split_page;
+	unsigned long thp_split_page;
+	unsigned long thp_fault_alloc;
+	unsigned long split_deferred[NR_ORDERS];
+	unsigned long nr_anon_partially_mapped[NR_ORDERS];
+	unsigned long anon_fault_alloc[NR_ORDERS];
+};
+
+struct worker {
+	pthread_t thread;
+	const struct mode *mode;
+	unsigned int id;
+	unsigned long rounds;
+	unsigned long wrong_bytes;
+	const char *failed_op;
+	int err;
+};
+
+/* The results reported for each mode, in this order. */
+static const char * const check_names[] = {
+	"data intact",
+	"partially mapped folios queued",
+	"nr_anon_partially_mapped back to base",
+};
+
+static size_t pagesize;
+static size_t pmdsize;
+static unsigned int pmd_order;
+static unsigned long thp_orders;
+static size_t region_size;
+static unsigned long max_rounds = 200;
+static struct timespec deadline;
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t round_seed(unsigned int id, unsigned long round)
+{
+	return mix64(PATTERN_SEED ^ ((uint64_t)id << 32) ^ round);
+}
+
+/* The hole punched into a chunk: [*start, *end), offsets into the chunk. */
+static void chunk_hole(const struct mode *mode, uint64_t seed,
+		       unsigned long chunk, size_t *start, size_t *end)
+{
+	uint64_t h = mix64(seed ^ HOLE_SALT ^ chunk);
+	unsigned int head = 1 + (h & 0xffffffff) % mode->max_edge_pages;
+	unsigned int tail = 1 + (h >> 32) % mode->max_edge_pages;
+
+	*start = head * pagesize;
+	*end = mode->chunk_size - tail * pagesize;
+}
+
+static unsigned int nr_wrong_bytes(uint64_t got, uint64_t want)
+{
+	uint64_t diff = got ^ want;
+	unsigned int nr = 0;
+
+	for (; diff; diff >>= 8)
+		nr += !!(diff & 0xff);
+	return nr;
+}
+
+static bool deadline_passed(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline.tv_sec ||
+	       (now.tv_sec == deadline.tv_sec &&
+		now.tv_nsec >= deadline.tv_nsec);
+}
+
+/* mmap() region_size bytes aligned to pmdsize. */
+static char *map_region(void)
+{
+	size_t len = region_size + pmdsize;
+	char *map, *start;
+
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+
+	start = (char *)(((uintptr_t)map + pmdsize - 1) & ~(pmdsize - 1));
+	if (start != map)
+		munmap(map, start - map);
+	munmap(start + region_size, map + len - (start + region_size));
+	return start;
+}
+
+static void report_mismatch(const struct worker *w, size_t offset,
+			    bool discarded, uint64_t got, uint64_t want)
+{
+	ksft_print_msg("%s: thread %u round %lu: %s offset 0x%zx\n",
+		       w->mode->name, w->id, w->rounds,
+		       discarded ? "discarded" : "kept", offset);
+	ksft_print_msg("%s: got 0x%016llx, want 0x%016llx\n", w->mode->name,
+		       (unsigned long long)got, (unsigned long long)want);
+}
+
+static unsigned long verify_range(struct worker *w, const uint64_t *words,
+				  size_t first, size_t last, uint64_t seed,
+				  bool discarded)
+{
+	unsigned long wrong = 0;
+	size_t i;
+
+	for (i = first; i < last; i++) {
+		uint64_t want = discarded ? 0 : mix64(seed + i);
+		unsigned int nr = nr_wrong_bytes(words[i], want);
+
+		/* Report the first bad word of each thread. */
+		if (nr && !w->wrong_bytes && !wrong)
+			report_mismatch(w, i * sizeof(*words), discarded,
+					words[i], want);
+		wrong += nr;
+	}
+	return wrong;
+}
+
+static int worker_fail(struct worker *w, const char *op)
+{
+	w->failed_op = op;
+	w->err = errno;
+	return -1;
+}
+
+static int run_round(struct worker *w)
+{
+	const struct mode *mode = w->mode;
+	const size_t chunk_words = mode->chunk_size / sizeof(uint64_t);
+	const unsigned long nr_chunks = region_size / mode->chunk_size;
+	uint64_t seed = round_seed(w->id, w->rounds);
+	size_t start, end, base, i;
+	unsigned long chunk;
+	uint64_t *words;
+	char *region;
+
+	region = map_region();
+	if (!region)
+		return worker_fail(w, "mmap");
+	if (madvise(region, region_size, MADV_HUGEPAGE)) {
+		worker_fail(w, "madvise(MADV_HUGEPAGE)");
+		munmap(region, region_size);
+		return -1;
+	}
+
+	/* Fault everything in, as large folios where possible. */
+	words = (uint64_t *)region;
+	for (i = 0; i < region_size / sizeof(uint64_t); i++)
+		words[i] = mix64(seed + i);
+
+	/* Leave the large folios at both ends of every hole partially mapped. */
+	for (chunk = 0; chunk < nr_chunks; chunk++) {
+		chunk_hole(mode, seed, chunk, &start, &end);
+		if (madvise(region + chunk * mode->chunk_size + start,
+			    end - start, MADV_DONTNEED)) {
+			worker_fail(w, "madvise(MADV_DONTNEED)");
+			munmap(region, region_size);
+			return -1;
+		}
+	}
+
+	for (chunk = 0; chunk < nr_chunks; chunk++) {
+		chunk_hole(mode, seed, chunk, &start, &end);
+		base = chunk * chunk_words;
+		start = base + start / sizeof(uint64_t);
+		end = base + end / sizeof(uint64_t);
+		w->wrong_bytes += verify_range(w, words, base, start, seed,
+					       false);
+		w->wrong_bytes += verify_range(w, words, start, end, seed,
+					       true);
+		w->wrong_bytes += verify_range(w, words, end,
+					       base + chunk_words, seed, false);
+	}
+
+	/* Free the partially mapped folios while they are still queued. */
+	if (munmap(region, region_size))
+		return worker_fail(w, "munmap");
+	return 0;
+}
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+
+	while (w->rounds < max_rounds) {
+		if (run_round(w))
+			break;
+		w->rounds++;
+		if (deadline_passed())
+			break;
+	}
+	return NULL;
+}
+
+static void read_vmstat(struct counters *c)
+{
+	char name[64];
+	unsigned long val;
+	FILE *f;
+
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		ksft_exit_fail_perror("/proc/vmstat");
+	while (fscanf(f, "%63s %lu", name, &val) == 2) {
+		if (!strcmp(name, "thp_deferred_split_page"))
+			c->thp_deferred_split_page = val;
+		else if (!strcmp(name, "thp_split_page"))
+			c->thp_split_page = val;
+		else if (!strcmp(name, "thp_fault_alloc"))
+			c->thp_fault_alloc = val;
+	}
+	fclose(f);
+}
+
+static unsigned long read_mthp_stat(unsigned int order, const char *stat)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "hugepages-%zukB/stats/%s",
+		 (pagesize << order) / 1024, stat);
+	return thp_read_num(name);
+}
+
+static void read_counters(struct counters *c)
+{
+	unsigned int order;
+
+	memset(c, 0, sizeof(*c));
+	read_vmstat(c);
+	for (order = 0; order < NR_ORDERS; order++) {
+		if (!(thp_orders & (1UL << order)))
+			continue;
+		c->split_deferred[order] =
+			read_mthp_stat(order, "split_deferred");
+		c->nr_anon_partially_mapped[order] =
+			read_mthp_stat(order, "nr_anon_partially_mapped");
+		c->anon_fault_alloc[order] =
+			read_mthp_stat(order, "anon_fault_alloc");
+	}
+}
+
+/*
+ * Frees of the folios may lag behind munmap() (e.g. references held by the
+ * deferred split shrinker or by compaction), so poll for a while. Other
+ * processes may free partially mapped folios meanwhile: only an increase
+ * counts as a leak.
+ */
+static bool partially_mapped_settled(const struct counters *before,
+				     struct counters *after)
+{
+	unsigned int order, try;
+	bool settled;
+
+	for (try = 0; try < SETTLE_TRIES; try++) {
+		if (try)
+			usleep(SETTLE_DELAY_US);
+		read_counters(after);
+		settled = true;
+		for (order = 0; order < NR_ORDERS; order++)
+			if (after->nr_anon_partially_mapped[order] >
+			    before->nr_anon_partially_mapped[order])
+				settled = false;
+		if (settled)
+			return true;
+	}
+	return false;
+}
+
+static void print_counter(const char *mode, const char *name,
+			  unsigned long before, unsigned long after)
+{
+	ksft_print_msg("%s: %s: %lu -> %lu (%+ld)\n", mode, name, before,
+		       after, (long)(after - before));
+}
+
+static void print_counters(const struct mode *mode,
+			   const struct counters *before,
+			   const struct counters *after)
+{
+	unsigned int order = mode->order;
+	char name[80];
+
+	print_counter(mode->name, "thp_fault_alloc", before->thp_fault_alloc,
+		      after->thp_fault_alloc);
+	print_counter(mode->name, "thp_deferred_split_page",
+		      before->thp_deferred_split_page,
+		      after->thp_deferred_split_page);
+	print_counter(mode->name, "thp_split_page", before->thp_split_page,
+		      after->thp_split_page);
+
+	snprintf(name, sizeof(name), "hugepages-%zukB/anon_fault_alloc",
+		 (pagesize << order) / 1024);
+	print_counter(mode->name, name, before->anon_fault_alloc[order],
+		      after->anon_fault_alloc[order]);
+	snprintf(name, sizeof(name), "hugepages-%zukB/split_deferred",
+		 (pagesize << order) / 1024);
+	print_counter(mode->name, name, before->split_deferred[order],
+		      after->split_deferred[order]);
+}
+
+static void print_partially_mapped(const struct mode *mode,
+				   const struct counters *before,
+				   const struct counters *after)
+{
+	unsigned int order;
+	char name[80];
+
+	for (order = 0; order < NR_ORDERS; order++) {
+		if (!(thp_orders & (1UL << order)))
+			continue;
+		snprintf(name, sizeof(name),
+			 "hugepages-%zukB/nr_anon_partially_mapped",
+			 (pagesize << order) / 1024);
+		print_counter(mode->name, name,
+			      before->nr_anon_partially_mapped[order],
+			      after->nr_anon_partially_mapped[order]);
+	}
+}
+
+/* Only the large folio order under test may be allocated. */
+static void push_mode_settings(const struct mode *mode)
+{
+	struct thp_settings settings = *thp_current_settings();
+
+	if (mode->order == pmd_order)
+		settings.hugepages[mode->order].enabled = THP_INHERIT;
+	else
+		settings.hugepages[mode->order].enabled = THP_MADVISE;
+	thp_push_settings(&settings);
+}
+
+static void run_mode(const struct mode *mode, unsigned int nr_threads,
+		     unsigned int duration)
+{
+	unsigned long rounds = 0, wrong_bytes = 0;
+	struct counters before, after;
+	unsigned long alloc, queued;
+	struct worker *workers;
+	const char *failed_op = NULL;
+	unsigned int i;
+	bool settled;
+	int err = 0;
+
+	if (!mode->order) {
+		for (i = 0; i < ARRAY_SIZE(check_names); i++)
+			ksft_test_result_skip("%s: %s (16kB mTHP not supported)\n",
+					      mode->name, check_names[i]);
+		return;
+	}
+
+	workers = calloc(nr_threads, sizeof(*workers));
+	if (!workers)
+		ksft_exit_fail_perror("calloc");
+
+	push_mode_settings(mode);
+	read_counters(&before);
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += duration;
+	for (i = 0; i < nr_threads; i++) {
+		workers[i].mode = mode;
+		workers[i].id = i;
+		errno = pthread_create(&workers[i].thread, NULL, worker_fn,
+				       &workers[i]);
+		if (errno)
+			ksft_exit_fail_perror("pthread_create");
+	}
+	for (i = 0; i < nr_threads; i++) {
+		pthread_join(workers[i].thread, NULL);
+		rounds += workers[i].rounds;
+		wrong_bytes += workers[i].wrong_bytes;
+		if (workers[i].failed_op && !failed_op) {
+			failed_op = workers[i].failed_op;
+			err = workers[i].err;
+		}
+	}
+	free(workers);
+
+	read_counters(&after);
+	thp_pop_settings();
+
+	ksft_print_msg("%s: %u threads, %lu rounds, %zu MiB per thread, %zu kB folios\n",
+		       mode->name, nr_threads, rounds, region_size >> 20,
+		       (pagesize << mode->order) / 1024);
+	print_counters(mode, &before, &after);
+
+	if (failed_op)
+		ksft_test_result_fail("%s: %s (%s failed: %s)\n", mode->name,
+				      check_names[0], failed_op, strerror(err));
+	else if (wrong_bytes)
+		ksft_test_result_fail("%s: %s (%lu wrong bytes)\n", mode->name,
+				      check_names[0], wrong_bytes);
+	else
+		ksft_test_result_pass("%s: %s\n", mode->name, check_names[0]);
+
+	if (mode->order == pmd_order) {
+		alloc = after.thp_fault_alloc - before.thp_fault_alloc;
+		queued = after.thp_deferred_split_page -
+			 before.thp_deferred_split_page;
+	} else {
+		alloc = after.anon_fault_alloc[mode->order] -
+			before.anon_fault_alloc[mode->order];
+		queued = after.split_deferred[mode->order] -
+			 before.split_deferred[mode->order];
+	}
+	if (!alloc)
+		ksft_test_result_skip("%s: %s (no THP was allocated)\n",
+				      mode->name, check_names[1]);
+	else
+		ksft_test_result(queued, "%s: %s\n", mode->name,
+				 check_names[1]);
+
+	settled = partially_mapped_settled(&before, &after);
+	print_partially_mapped(mode, &before, &after);
+	ksft_test_result(settled, "%s: %s\n", mode->name, check_names[2]);
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"Usage: %s [-t THREADS] [-d SECONDS] [-s MB] [-r ROUNDS] [-m MODE]\n"
+		"  -t THREADS  worker threads (default: online CPUs)\n"
+		"  -d SECONDS  stop each mode's workers after SECONDS (default 10)\n"
+		"  -s MB       memory per thread, rounded up to the PMD size (default 16)\n"
+		"  -r ROUNDS   stop each worker after ROUNDS rounds (default 200)\n"
+		"  -m MODE     pmd, mthp16k or both (default both)\n",
+		prog);
+	exit(KSFT_FAIL);
+}
+
+static unsigned long parse_num(const char *prog, const char *arg)
+{
+	unsigned long val;
+	char *end;
+
+	errno = 0;
+	val = strtoul(arg, &end, 0);
+	if (errno || end == arg || *end || !val || val > UINT32_MAX)
+		usage(prog);
+	return val;
+}
+
+int main(int argc, char **argv)
+{
+	long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int nr_threads = nr_cpus > 0 ? nr_cpus : 1;
+	unsigned int duration = 10, modes = MODE_PMD | MODE_MTHP;
+	unsigned long size_mb = 16;
+	struct thp_settings settings;
+	struct mode pmd, mthp;
+	unsigned int order;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "t:d:s:r:m:")) != -1) {
+		switch (opt) {
+		case 't':
+			nr_threads = parse_num(argv[0], optarg);
+			break;
+		case 'd':
+			duration = parse_num(argv[0], optarg);
+			break;
+		case 's':
+			size_mb = parse_num(argv[0], optarg);
+			break;
+		case 'r':
+			max_rounds = parse_num(argv[0], optarg);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "pmd"))
+				modes = MODE_PMD;
+			else if (!strcmp(optarg, "mthp16k"))
+				modes = MODE_MTHP;
+			else if (!strcmp(optarg, "both"))
+				modes = MODE_PMD | MODE_MTHP;
+			else
+				usage(argv[0]);
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (optind != argc)
+		usage(argv[0]);
+
+	ksft_print_header();
+
+	if (!thp_available())
+		ksft_exit_skip("Transparent Hugepages not available\n");
+	if (geteuid())
+		ksft_exit_skip("Please run the test as root\n");
+
+	pagesize = getpagesize();
+	pmdsize = read_pmd_pagesize();
+	if (!pmdsize)
+		ksft_exit_skip("Cannot read the PMD THP size\n");
+	thp_orders = thp_supported_orders();
+	region_size = ((size_mb << 20) + pmdsize - 1) & ~(pmdsize - 1);
+
+	pmd_order = sz2ord(pmdsize, pagesize);
+	pmd = (struct mode) {
+		.name = "pmd",
+		.order = pmd_order,
+		.chunk_size = pmdsize,
+		.max_edge_pages = MAX_PMD_EDGE_PAGES,
+	};
+
+	/* Order 1 folios are never queued for deferred split. */
+	mthp = (struct mode) { .name = "mthp16k" };
+	if (pagesize < MTHP_SIZE) {
+		order = sz2ord(MTHP_SIZE, pagesize);
+		if (order >= 2 && (thp_orders & (1UL << order))) {
+			mthp.order = order;
+			mthp.chunk_size = 2 * MTHP_SIZE;
+			mthp.max_edge_pages = (1U << order) - 1;
+		}
+	}
+
+	ksft_set_plan(ARRAY_SIZE(check_names) * __builtin_popcount(modes));
+
+	/* Restored by an atexit() handler, also on failure and on signals. */
+	thp_save_settings();
+	thp_read_settings(&settings);
+	settings.thp_enabled = THP_MADVISE;
+	settings.khugepaged.max_ptes_none = 0;
+	for (order = 0; order < NR_ORDERS; order++)
+		settings.hugepages[order].enabled = THP_NEVER;
+	thp_push_settings(&settings);
+
+	if (modes & MODE_PMD)
+		run_mode(&pmd, nr_threads, duration);
+	if (modes & MODE_MTHP)
+		run_mode(&mthp, nr_threads, duration);
+
+	ksft_finished();
+}
