@@ -12,6 +12,7 @@
 
 use kernel::{
     bindings,
+    prelude::*,
     mm::{
         folio::{mem_cgroup_disabled, Folio},
         folio_batch::{FolioBatch, Unreferenced},
@@ -120,7 +121,6 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
 #[kunit_tests(mm_deferred_split_rust)]
 mod tests {
     use super::*;
-    use kernel::{mm::folio_batch::FolioBatch, prelude::*};
 
     /// A charged folio of `order` with a reference count of one.
     fn alloc_folio(order: u32) -> Result<&'static Folio> {
@@ -287,8 +287,8 @@ mod tests {
         assert!(!folio.test_partially_mapped());
         queue(folio, true);
         assert!(folio.test_partially_mapped());
+        // Queued and partially mapped: the lockless early return.
         queue(folio, true);
-        queue(folio, false);
         assert!(folio.test_partially_mapped());
         assert_eq!(lru().count_node(nid), before + 1);
         // SAFETY: Drops our reference: the free path unqueues the folio.

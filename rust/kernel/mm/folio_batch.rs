@@ -96,10 +96,12 @@ impl<S: RefState> FolioBatch<S> {
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio> + '_ {
         // SAFETY: By the type invariants, `inner` is valid and `nr <= FOLIO_BATCH_SIZE`.
-        let folios = unsafe { &(*self.as_raw()).folios[..self.len()] };
+        let folios = unsafe { &(*self.as_raw()).folios };
         // SAFETY: By the type invariants, the first `nr` entries point to valid folios, which
         // stay valid while the batch is borrowed.
-        folios.iter().map(|&folio| unsafe { Folio::from_raw(folio) })
+        folios[..self.len()]
+            .iter()
+            .map(|&folio| unsafe { Folio::from_raw(folio) })
     }
 
     /// Empties the batch, keeping its `percpu_pvec_drained` state: `folio_batch_reinit()`.
@@ -194,7 +196,7 @@ impl Default for FolioBatch<Referenced> {
 }
 
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
-#[kunit_tests(rust_mm_folio_batch)]
+#[macros::kunit_tests(rust_mm_folio_batch)]
 mod tests {
     use super::*;
     use crate::prelude::*;

@@ -133,7 +133,7 @@ impl ListLruGuard<'_> {
 
     /// Returns the number of items on the locked sublist.
     #[inline]
-    pub fn nr_items(&self) -> i64 {
+    pub fn nr_items(&self) -> isize {
         // SAFETY: By the type invariants, `one` is valid and we hold its lock.
         unsafe { (*self.one.as_ptr()).nr_items }
     }

@@ -217,7 +217,7 @@ impl<M: IrqMode> Drop for LruvecGuard<'_, M> {
 }
 
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
-#[kunit_tests(rust_mm_lruvec)]
+#[macros::kunit_tests(rust_mm_lruvec)]
 mod tests {
     use super::*;
     use crate::prelude::*;
