@@ -23,7 +23,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check shell help deps base tree config build kselftests image \
-	boot results clean clean-tree distclean
+	boot bench series results clean clean-tree distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
 	@MODE=demo $(S)/boot.sh
@@ -59,6 +59,12 @@ image: kselftests ## Pack the guest initramfs.
 
 boot: settings ## Boot the last built kernel (MODE=check|demo|shell) without rebuilding.
 	@$(S)/boot.sh
+
+bench: deps base ## Base vs series benchmarks (perf kernels): build/bench/.
+	@$(S)/bench.sh
+
+series: base ## Export the mail series (patches/mail.plan) to build/series/.
+	@$(S)/series.sh
 
 results: ## Summarise the last `make check` guest run again.
 	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check" "$$($(S)/tests.sh)"

@@ -12,13 +12,13 @@
 
 use kernel::{
     bindings,
-    prelude::*,
     mm::{
         folio::{mem_cgroup_disabled, Folio},
         folio_batch::{FolioBatch, Unreferenced},
         list_lru::{ListLru, ListLruGuard},
         lruvec::LruvecUnlocked,
     },
+    prelude::*,
     sync::rcu,
     warn_on,
 };
@@ -134,7 +134,9 @@ mod tests {
         let folio = unsafe { Folio::from_raw(raw) };
         // SAFETY: A new, unmapped folio: charge it to the current (root) memory cgroup, as
         // page faults charge anonymous folios.
-        let ret = unsafe { bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL) };
+        let ret = unsafe {
+            bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL)
+        };
         if ret != 0 {
             // SAFETY: We own the only reference.
             unsafe { bindings::folio_put(raw) };

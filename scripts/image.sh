@@ -24,6 +24,13 @@ cp "$TOP/scripts/guest/demo" "$root/demo"
 find "$kst" -maxdepth 1 -type f -executable -exec cp {} "$root/kselftest/mm/" \;
 cp "$kst"/*.sh "$root/kselftest/mm/" 2>/dev/null || true
 
+# The bench workloads (`make bench`).
+mkdir -p "$root/bench"
+gcc -static -O2 -Wall -Werror -o "$root/bench/deferred_split_bench" \
+	"$TOP/scripts/bench/deferred_split_bench.c" -lpthread ||
+	die "cannot build scripts/bench/deferred_split_bench.c"
+cp "$TOP/scripts/guest/bench" "$root/bench/run"
+
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$BUILD/initramfs.cpio.tmp"
 mv "$BUILD/initramfs.cpio.tmp" "$BUILD/initramfs.cpio"
 step "image: $(du -h "$BUILD/initramfs.cpio" | cut -f1) initramfs"

@@ -27,17 +27,26 @@ need() {
 
 # The kernel tree assembled by scripts/tree.sh, and the build directory of
 # a configuration.
-TREE=$BUILD/tree
-obj_dir() { echo "$BUILD/obj-$1"; }
+# VARIANT=series (default) is the patched tree; VARIANT=base is the same
+# base without the series, for `make bench`.
+VARIANT=${VARIANT:-series}
+case $VARIANT in
+series) TREE=$BUILD/tree ;;
+base) TREE=$BUILD/tree-base ;;
+*) die "unknown VARIANT '$VARIANT' (series, base)" ;;
+esac
+obj_dir() {
+	if [ "$VARIANT" = base ]; then echo "$BUILD/obj-$1-base"; else echo "$BUILD/obj-$1"; fi
+}
 
 # Known configurations: scripts/configs/<name>.config on top of base.config.
 check_config_name() {
 	local known=() f
 	for f in "$TOP"/scripts/configs/*.config; do
 		f=$(basename "$f" .config)
-		[ "$f" = base ] || known+=("$f")
+		case $f in base | series) ;; *) known+=("$f") ;; esac
 	done
-	if [ "$1" = base ] || [ ! -f "$TOP/scripts/configs/$1.config" ]; then
+	if [ "$1" = base ] || [ "$1" = series ] || [ ! -f "$TOP/scripts/configs/$1.config" ]; then
 		die "unknown CONFIG '$1' (known: ${known[*]})"
 	fi
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Assemble the kernel tree build/tree: the base (scripts/base.sh), the files
+# Assemble the kernel tree build/tree (VARIANT=base: build/tree-base, the
+# base alone, for `make bench`): the base (scripts/base.sh), the files
 # this series adds (rust/ mm/ Documentation/ tools/ of this repository, at
 # their kernel paths) and the quilt series patches/ applied on top.
 #
@@ -20,12 +21,14 @@ scratch=$BUILD/.tree-scratch
 
 # The files the series adds, relative to the top of the tree.
 overlay_files() {
+	[ "$VARIANT" = series ] || return 0
 	git -C "$TOP" ls-files -co --exclude-standard -- rust mm Documentation tools | sort -u |
 		while read -r f; do [ -f "$TOP/$f" ] && echo "$f"; done
 }
 
 # The files the quilt series touches.
 patched_files() {
+	[ "$VARIANT" = series ] || return 0
 	[ -f "$TOP/patches/series" ] || return 0
 	series_patches | while read -r p; do
 		grep -E '^\+\+\+ ' "$TOP/patches/$p" | awk '{print $2}' | sed 's|^b/||'
@@ -33,6 +36,7 @@ patched_files() {
 }
 
 series_patches() {
+	[ "$VARIANT" = series ] || return 0
 	[ -f "$TOP/patches/series" ] || return 0
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series" | awk '{print $1}'
 }

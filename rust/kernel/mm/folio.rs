@@ -144,7 +144,8 @@ impl Folio {
         let head = self.deferred_list();
         // SAFETY: The caller guarantees that the folio has a deferred list link, which is a
         // valid, initialised `list_head`. The volatile read is `READ_ONCE()` of C.
-        unsafe { core::ptr::read_volatile(&raw const (*head).next) }.cast_const() == head.cast_const()
+        unsafe { core::ptr::read_volatile(&raw const (*head).next) }.cast_const()
+            == head.cast_const()
     }
 }
 

@@ -71,7 +71,11 @@ impl ListLru {
     ///   `folio_memcg()` under `rcu_read_lock()`; with a memcg-aware list_lru, its sublists must
     ///   have been allocated (`memcg_list_lru_alloc()`).
     #[inline]
-    pub unsafe fn lock_irqsave(&self, nid: i32, memcg: *mut bindings::mem_cgroup) -> ListLruGuard<'_> {
+    pub unsafe fn lock_irqsave(
+        &self,
+        nid: i32,
+        memcg: *mut bindings::mem_cgroup,
+    ) -> ListLruGuard<'_> {
         let mut locked_memcg = memcg;
         let mut flags = 0;
         // SAFETY: By the type invariants, the list_lru is initialised; the caller guarantees

@@ -231,7 +231,9 @@ mod tests {
             return Err(ENOMEM);
         }
         // SAFETY: A new folio, charged to the current (root) memcg like a page fault's.
-        let ret = unsafe { bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL) };
+        let ret = unsafe {
+            bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL)
+        };
         if ret != 0 {
             put(raw);
             return Err(Error::from_errno(ret));

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The deferred split workloads of `make bench`, run in the guest.
+ *
+ *   free:    every thread faults in SIZE MiB of anonymous memory as 16K mTHP,
+ *            discards one page of each folio (so that each is partially
+ *            mapped and queued for deferred split), then unmaps the rest:
+ *            the freed folios are unqueued in the LRU batch free paths
+ *            (seed 000's workload, with a partial unmap so that 7.3 queues
+ *            the folios).
+ *   partial: every thread faults in SIZE MiB as PMD THPs, then discards
+ *            PIECES single pages of each THP with separate MADV_DONTNEED
+ *            calls (seed 004's non-aligned MADV_DONTNEED): each call after
+ *            the first finds the folio already queued.
+ *
+ * Usage: deferred_split_bench free|partial THREADS ROUNDS SIZE_MB [PIECES]
+ * Prints one JSON object: elapsed wall and system seconds.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PMD_SIZE	(2UL << 20)
+#define MTHP_SIZE	(16UL << 10)
+
+static int partial, rounds, pieces = 8;
+static size_t size;
+static long page_size;
+
+static void *map_aligned(size_t len)
+{
+	char *p = mmap(NULL, len + PMD_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *aligned;
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	aligned = (char *)(((unsigned long)p + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	if (aligned > p)
+		munmap(p, aligned - p);
+	munmap(aligned + len, p + PMD_SIZE - aligned);
+	if (madvise(aligned, len, MADV_HUGEPAGE)) {
+		perror("madvise(MADV_HUGEPAGE)");
+		exit(1);
+	}
+	return aligned;
+}
+
+static void *worker(void *arg)
+{
+	size_t folio = partial ? PMD_SIZE : MTHP_SIZE;
+	int r, i;
+
+	(void)arg;
+	for (r = 0; r < rounds; r++) {
+		char *p = map_aligned(size);
+		size_t off;
+
+		for (off = 0; off < size; off += page_size)
+			p[off] = 1;
+		for (off = 0; off < size; off += folio) {
+			if (!partial) {
+				madvise(p + off, page_size, MADV_DONTNEED);
+				continue;
+			}
+			for (i = 0; i < pieces; i++)
+				madvise(p + off + (2 * i + 1) * page_size,
+					page_size, MADV_DONTNEED);
+		}
+		munmap(p, size);
+	}
+	return NULL;
+}
+
+static double seconds(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec t0, t1;
+	struct rusage ru;
+	pthread_t *tids;
+	int threads, i;
+
+	if (argc < 5 || (strcmp(argv[1], "free") && strcmp(argv[1], "partial"))) {
+		fprintf(stderr, "usage: %s free|partial THREADS ROUNDS SIZE_MB [PIECES]\n",
+			argv[0]);
+		return 2;
+	}
+	partial = !strcmp(argv[1], "partial");
+	threads = atoi(argv[2]);
+	rounds = atoi(argv[3]);
+	size = (size_t)atoi(argv[4]) << 20;
+	if (argc > 5)
+		pieces = atoi(argv[5]);
+	page_size = sysconf(_SC_PAGESIZE);
+	if (threads < 1 || rounds < 1 || size < PMD_SIZE || pieces < 1 ||
+	    (2 * pieces + 1) * page_size > PMD_SIZE) {
+		fprintf(stderr, "bad arguments\n");
+		return 2;
+	}
+	tids = calloc(threads, sizeof(*tids));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < threads; i++)
+		pthread_create(&tids[i], NULL, worker, NULL);
+	for (i = 0; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	getrusage(RUSAGE_SELF, &ru);
+	printf("{\"workload\": \"%s\", \"threads\": %d, \"rounds\": %d, \"size_mb\": %zu, "
+	       "\"wall_s\": %.3f, \"sys_s\": %.3f}\n", argv[1], threads, rounds,
+	       size >> 20, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       seconds(ru.ru_stime));
+	return 0;
+}

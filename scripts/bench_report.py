@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Side-by-side report of `make bench`: base kernel against the series.
+
+Usage: bench_report.py BASE_RESULTS SERIES_RESULTS OUT_PREFIX
+Reads the "bench deferred-split" section of each guest's results, writes
+OUT_PREFIX.json and OUT_PREFIX.md, prints the markdown.
+"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def load(path):
+    lines, inside, guest = [], False, ""
+    for line in Path(path).read_text(errors="replace").splitlines():
+        if line.startswith("@@@ begin bench"):
+            inside = True
+        elif line.startswith("@@@ end bench"):
+            inside = False
+        elif inside and line.startswith("{"):
+            lines.append(json.loads(line))
+    if not lines:
+        sys.exit(f"{path}: no bench results (did the guest run the bench?)")
+    out = {"guest": {}, "benches": {}}
+    for r in lines:
+        if r["bench"] == "guest":
+            out["guest"] = r
+            continue
+        b = out["benches"].setdefault(r["bench"], {"times": []})
+        if r["kind"] == "counts":
+            b["counts"] = {k: v for k, v in r.items() if k not in ("bench", "kind")}
+        else:
+            b["times"].append(r["result"])
+    for b in out["benches"].values():
+        t = b.pop("times")
+        b["wall_s"] = statistics.median(x["wall_s"] for x in t)
+        b["sys_s"] = statistics.median(x["sys_s"] for x in t)
+        b["runs"] = len(t)
+        b["workload"] = t[0]
+    return out
+
+
+def ratio(a, b):
+    return round(b / a, 3) if a else None
+
+
+def main():
+    base, series, prefix = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
+    report = {"guest": base["guest"], "base": base["benches"], "series": series["benches"],
+              "ratio_series_over_base": {}}
+    md = ["| bench | metric | base | series | series/base |", "|---|---|---:|---:|---:|"]
+    for name, b in base["benches"].items():
+        s = series["benches"][name]
+        rows = [("list_lru lock round trips", b["counts"]["list_lru_lock"], s["counts"]["list_lru_lock"]),
+                ("... with IRQs off (under the lruvec lock)", b["counts"]["list_lru_lock_irqs_off"],
+                 s["counts"]["list_lru_lock_irqs_off"]),
+                ("deferred_split_folio() calls", b["counts"]["deferred_split_folio"],
+                 s["counts"]["deferred_split_folio"]),
+                (f"wall s (median of {b['runs']})", b["wall_s"], s["wall_s"]),
+                (f"sys s (median of {b['runs']})", b["sys_s"], s["sys_s"])]
+        report["ratio_series_over_base"][name] = {}
+        for metric, x, y in rows:
+            r = ratio(x, y)
+            report["ratio_series_over_base"][name][metric] = r
+            md.append(f"| {name} | {metric} | {x} | {y} | {'-' if r is None else r} |")
+    g = base["guest"]
+    md.append("")
+    md.append(f"QEMU guest, {g.get('threads', '?')} vCPUs, perf config (no debug options); "
+              "base = 7.3.4 alone, series = the patched tree; one boot each, same guest. "
+              "Counts are exact (kprobe events with hist triggers, one counting run); "
+              "times are the median of the untimed-tracing runs. Under TCG, compare "
+              "ratios, not absolute times.")
+    text = "\n".join(md) + "\n"
+    Path(prefix + ".json").write_text(json.dumps(report, indent=1) + "\n")
+    Path(prefix + ".md").write_text(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

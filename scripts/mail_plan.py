@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Read patches/mail.plan into one directory per mail patch.
+
+Usage: mail_plan.py PLAN OUTDIR
+Writes OUTDIR/NN/{message,files,quilt}: the commit message (subject, blank
+line, body), the repository files it adds and the quilt patches it
+applies, one per line. Prints the number of patches.
+"""
+
+import sys
+from pathlib import Path
+
+
+def parse(text):
+    blocks, cur = [], None
+    for line in text.splitlines():
+        if line.startswith("#") and (cur is None or not cur["body"]):
+            continue
+        if line.startswith("patch:"):
+            cur = {"subject": line[6:].strip(), "files": [], "quilt": [], "body": []}
+            blocks.append(cur)
+        elif cur is None:
+            if line.strip():
+                sys.exit(f"mail.plan: text before the first 'patch:': {line!r}")
+        elif line.startswith("files:") and not cur["body"]:
+            cur["files"] += line[6:].split()
+        elif line.startswith("quilt:") and not cur["body"]:
+            cur["quilt"] += line[6:].split()
+        else:
+            cur["body"].append(line)
+    for b in blocks:
+        while b["body"] and not b["body"][0].strip():
+            b["body"].pop(0)
+        while b["body"] and not b["body"][-1].strip():
+            b["body"].pop()
+        if len(b["subject"]) > 75:
+            sys.exit(f"mail.plan: subject longer than 75 characters: {b['subject']}")
+        if not b["body"]:
+            sys.exit(f"mail.plan: no commit message for: {b['subject']}")
+    return blocks
+
+
+def main():
+    blocks = parse(Path(sys.argv[1]).read_text())
+    out = Path(sys.argv[2])
+    for i, b in enumerate(blocks, 1):
+        d = out / f"{i:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "message").write_text(b["subject"] + "\n\n" + "\n".join(b["body"]) + "\n")
+        (d / "files").write_text("".join(f + "\n" for f in b["files"]))
+        (d / "quilt").write_text("".join(q + "\n" for q in b["quilt"]))
+    print(len(blocks))
+
+
+if __name__ == "__main__":
+    main()

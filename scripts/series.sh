@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `make series`: the mail series, from patches/mail.plan, as a git
+# format-patch series with a cover letter in SERIES_OUT (build/series).
+#
+# A git repository of the base (build/series-git) gets one commit per plan
+# block: the block's files copied from this repository and its quilt
+# patches applied, signed off by whoever runs this (git config user.name
+# and user.email: the DCO sign-off must be the sender's own).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+VERSION=${VERSION:-1}
+[[ $VERSION =~ ^[1-9][0-9]*$ ]] || die "VERSION must be a positive number, not '$VERSION'"
+out=${SERIES_OUT:-$BUILD/series}
+plan=$TOP/patches/mail.plan
+need git patch perl
+name=$(git config user.name || true)
+email=$(git config user.email || true)
+if [ -z "$name" ] || [ -z "$email" ]; then
+	die "set git config user.name and user.email: the patches are signed off by you"
+fi
+
+# The plan, checked: every added file and every quilt patch used once, the
+# quilt patches in the order of patches/series.
+planned_files=$(sed -n 's/^files:[[:space:]]*//p' "$plan" | tr ' ' '\n' | sed '/^$/d' | sort)
+repo_files=$(git -C "$TOP" ls-files -- rust mm Documentation tools | sort)
+[ "$planned_files" = "$repo_files" ] ||
+	die "patches/mail.plan and the repository disagree on files: $(diff <(echo "$planned_files") <(echo "$repo_files") | grep '^[<>]' | xargs)"
+planned_quilt=$(sed -n 's/^quilt:[[:space:]]*//p' "$plan" | tr ' ' '\n' | sed '/^$/d')
+quilt=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series")
+[ "$planned_quilt" = "$quilt" ] ||
+	die "patches/mail.plan must use every patch of patches/series once, in its order"
+
+base=$("$TOP/scripts/base.sh" | tail -n1)
+repo=$BUILD/series-git
+if [ ! -f "$repo/.series-base" ] || [ "$(cat "$repo/.series-base")" != "$base" ]; then
+	step "series: importing the base into $repo"
+	rm -rf "$repo"
+	cp -a "$base" "$repo"
+	rm -f "$repo/.unpacked"
+	git -C "$repo" init -q
+	git -C "$repo" add -A -f
+	git -C "$repo" -c user.name=base -c user.email=base@localhost \
+		commit -q -m "Linux 7.3.4 (the base of the series)"
+	git -C "$repo" tag -f series-base >/dev/null
+	echo "$base" >"$repo/.series-base"
+	echo .series-base >>"$repo/.git/info/exclude"
+fi
+git -C "$repo" checkout -q -f -B series series-base
+git -C "$repo" clean -q -fdx
+
+# One commit per block of the plan.
+blocks=$BUILD/series-plan
+rm -rf "$blocks"
+n=$("$TOP/scripts/mail_plan.py" "$plan" "$blocks")
+for d in "$blocks"/*/; do
+	while read -r f; do
+		mkdir -p "$repo/$(dirname "$f")"
+		cp "$TOP/$f" "$repo/$f"
+	done <"$d/files"
+	while read -r p; do
+		(cd "$repo" && patch -p1 -F0 -N -s --no-backup-if-mismatch <"$TOP/patches/$p") ||
+			die "patches/$p does not apply in the order of the plan"
+	done <"$d/quilt"
+	git -C "$repo" add -A -f
+	git -C "$repo" -c user.name="$name" -c user.email="$email" commit -q -s -F "$d/message"
+done
+
+# To/Cc from get_maintainer.pl, then the series with its cover letter.
+rm -rf "$out" && mkdir -p "$out"
+range=series-base..series
+maint=$(git -C "$repo" diff "$range" | (cd "$repo" && perl scripts/get_maintainer.pl --no-git --no-rolestats --separator , 2>/dev/null) || true)
+to_args=() cc_args=()
+IFS=, read -r -a people <<<"$maint"
+for p in "${people[@]}"; do
+	case $p in *linux-mm@* | *akpm@*) to_args+=(--to="$p") ;; ?*) cc_args+=(--cc="$p") ;; esac
+done
+git -C "$repo" -c user.name="$name" -c user.email="$email" format-patch -q \
+	--cover-letter -v"$VERSION" --base=series-base --thread=shallow \
+	"${to_args[@]}" "${cc_args[@]}" -o "$out" "$range" >/dev/null
+"$TOP/scripts/cover_letter.py" "$out" "$TOP/patches/cover-letter" "$BUILD/bench/deferred-split.md"
+step "series: $n patches and a cover letter in $out"
