@@ -13,7 +13,7 @@
 use kernel::{
     bindings,
     mm::{
-        folio::{mem_cgroup_disabled, Folio},
+        folio::mem_cgroup_disabled,
         folio_batch::{FolioBatch, Unreferenced},
         list_lru::{ListLru, ListLruGuard},
         lruvec::LruvecUnlocked,
@@ -121,6 +121,7 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
 #[kunit_tests(mm_deferred_split_rust)]
 mod tests {
     use super::*;
+    use kernel::mm::folio::Folio;
 
     /// A charged folio of `order` with a reference count of one.
     fn alloc_folio(order: u32) -> Result<&'static Folio> {

@@ -35,11 +35,21 @@ def load(path):
             b["times"].append(r["result"])
     for b in out["benches"].values():
         t = b.pop("times")
-        b["wall_s"] = statistics.median(x["wall_s"] for x in t)
-        b["sys_s"] = statistics.median(x["sys_s"] for x in t)
+        for k in ("wall_s", "sys_s"):
+            b[k] = statistics.median(x[k] for x in t)
+            b[k + "_range"] = [min(x[k] for x in t), max(x[k] for x in t)]
         b["runs"] = len(t)
         b["workload"] = t[0]
     return out
+
+
+def cell(bench, metric, value):
+    """A median with the range of the runs, e.g. "2.1 (1.9-2.4)"."""
+    key = "wall_s" if metric.startswith("wall") else "sys_s" if metric.startswith("sys") else None
+    if key is None:
+        return str(value)
+    lo, hi = bench[key + "_range"]
+    return f"{value} ({lo}-{hi})"
 
 
 def ratio(a, b):
@@ -58,20 +68,22 @@ def main():
                  s["counts"]["list_lru_lock_irqs_off"]),
                 ("deferred_split_folio() calls", b["counts"]["deferred_split_folio"],
                  s["counts"]["deferred_split_folio"]),
-                (f"wall s (median of {b['runs']})", b["wall_s"], s["wall_s"]),
-                (f"sys s (median of {b['runs']})", b["sys_s"], s["sys_s"])]
+                (f"wall s (median, range; {b['runs']} runs)", b["wall_s"], s["wall_s"]),
+                (f"sys s (median, range; {b['runs']} runs)", b["sys_s"], s["sys_s"])]
         report["ratio_series_over_base"][name] = {}
         for metric, x, y in rows:
             r = ratio(x, y)
             report["ratio_series_over_base"][name][metric] = r
-            md.append(f"| {name} | {metric} | {x} | {y} | {'-' if r is None else r} |")
+            md.append(f"| {name} | {metric} | {cell(b, metric, x)} | {cell(s, metric, y)} "
+                      f"| {'-' if r is None else r} |")
     g = base["guest"]
     md.append("")
     md.append(f"QEMU guest, {g.get('threads', '?')} vCPUs, perf config (no debug options); "
               "base = 7.3.4 alone, series = the patched tree; one boot each, same guest. "
               "Counts are exact (kprobe events with hist triggers, one counting run); "
-              "times are the median of the untimed-tracing runs. Under TCG, compare "
-              "ratios, not absolute times.")
+              "times are the median (and range) of the untraced runs. Base and series "
+              "run in separate boots: under TCG, times move by 10% or more between runs "
+              "and boots, so only ratios well outside the ranges mean anything.")
     text = "\n".join(md) + "\n"
     Path(prefix + ".json").write_text(json.dumps(report, indent=1) + "\n")
     Path(prefix + ".md").write_text(text)

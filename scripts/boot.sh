@@ -16,7 +16,8 @@ check_settings
 CONFIG=${CONFIG:-test}
 MODE=${MODE:-check}
 ACCEL=${ACCEL:-auto}
-SMP=${SMP:-2}
+# migration needs three CPUs: `make check` boots four vCPUs.
+if [ "$MODE" = check ]; then SMP=${SMP:-4}; else SMP=${SMP:-2}; fi
 MEM=${MEM:-2G}
 TESTS=${TESTS:-}
 case $MODE in check | demo | shell | bench) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench)" ;; esac
@@ -29,7 +30,6 @@ initrd=$BUILD/initramfs.cpio
 [ -f "$initrd" ] || die "no initramfs at $initrd; run 'make image'"
 
 run=$BUILD/results/$CONFIG-$MODE
-rm -rf "$run" && mkdir -p "$run"
 
 # Two NUMA nodes (list_lru and the deferred split queue are per node).
 mem_mib=${MEM%[MG]}
@@ -85,6 +85,8 @@ kvm) kvm_works || die "ACCEL=kvm: no usable KVM here (/dev/kvm missing, or a gue
 tcg) accel=tcg ;;
 esac
 
+# Only now that the guest will start: the results of the last run go.
+rm -rf "$run" && mkdir -p "$run"
 append="console=ttyS0 loglevel=5 panic=-1 series.mode=$MODE"
 [ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
 echo "accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"

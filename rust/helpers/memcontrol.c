@@ -61,5 +61,9 @@ __rust_helper bool rust_helper_folio_matches_lruvec(struct folio *folio, struct 
 
 __rust_helper bool rust_helper_lruvec_lock_is_held(struct lruvec *lruvec)
 {
+#ifdef CONFIG_LOCKDEP
 	return lockdep_is_held(&lruvec->lru_lock);
+#else
+	return true;
+#endif
 }

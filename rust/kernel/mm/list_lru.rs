@@ -178,19 +178,6 @@ impl ListLruGuard<'_> {
         // requirements on `item`.
         unsafe { bindings::__list_lru_del(self.lru.as_raw(), self.one.as_ptr(), item, self.nid) }
     }
-
-    /// Removes `item`, which must be on the locked sublist, as a walk's isolate callback does:
-    /// `list_lru_isolate()`. The node's item count is the caller's to fix, as in C.
-    ///
-    /// # Safety
-    ///
-    /// `item` must be on this guard's sublist.
-    #[inline]
-    pub unsafe fn isolate(&mut self, item: *mut bindings::list_head) {
-        // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees that
-        // `item` is on it.
-        unsafe { bindings::list_lru_isolate(self.one.as_ptr(), item) }
-    }
 }
 
 impl Drop for ListLruGuard<'_> {
@@ -274,5 +261,79 @@ impl PinnedDrop for OwnedListLru {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariants, `inner` is initialised and not destroyed yet.
         unsafe { bindings::list_lru_destroy(self.inner.get()) };
+    }
+}
+
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+#[macros::kunit_tests(rust_mm_list_lru)]
+mod tests {
+    use super::*;
+
+    /// An empty `list_head`, to be used where it is (not moved while on a list).
+    fn empty_item() -> bindings::list_head {
+        // SAFETY: All-zero bits are a valid `list_head`; `INIT_LIST_HEAD()` makes it empty
+        // once it is where it stays.
+        unsafe { core::mem::zeroed() }
+    }
+
+    #[test]
+    fn memcg_aware_add_del() -> Result {
+        let lru = KBox::pin_init(OwnedListLru::new(true), GFP_KERNEL)?;
+        let mut items = [empty_item(), empty_item(), empty_item()];
+        for item in items.iter_mut() {
+            // SAFETY: `item` is valid and stays in place until the end of the test.
+            unsafe { bindings::INIT_LIST_HEAD(item) };
+        }
+        // SAFETY: Reads a counter of online nodes.
+        let other = if unsafe { bindings::nr_online_nodes } >= 2 {
+            1
+        } else {
+            0
+        };
+        let null = core::ptr::null_mut();
+        {
+            // SAFETY: Node 0 is online; a null memcg is the root's sublist.
+            let mut guard = unsafe { lru.lock_irqsave(0, null) };
+            assert!(guard.is_for(0, null) && guard.nid() == 0);
+            assert!(guard.locked_memcg().is_null());
+            // SAFETY: Empty items that stay in place while on the list, for node 0.
+            unsafe {
+                assert!(guard.add(&mut items[0]));
+                assert!(guard.add(&mut items[1]));
+                // Already on the list: not added twice.
+                assert!(!guard.add(&mut items[0]));
+            }
+            assert_eq!(guard.nr_items(), 2);
+        }
+        {
+            // SAFETY: `other` is an online node.
+            let mut guard = unsafe { lru.lock_irqsave(other, null) };
+            // SAFETY: As above, for node `other`.
+            assert!(unsafe { guard.add(&mut items[2]) });
+        }
+        if other == 1 {
+            assert_eq!((lru.count_node(0), lru.count_node(1)), (2, 1));
+        } else {
+            assert_eq!(lru.count_node(0), 3);
+        }
+        {
+            // SAFETY: As above.
+            let mut guard = unsafe { lru.lock_irqsave(0, null) };
+            // SAFETY: `items[1]` is on this sublist, then empty.
+            unsafe {
+                assert!(guard.del(&mut items[1]));
+                assert!(!guard.del(&mut items[1]));
+                assert!(guard.del(&mut items[0]));
+            }
+            assert_eq!(guard.nr_items(), if other == 1 { 0 } else { 1 });
+        }
+        {
+            // SAFETY: As above.
+            let mut guard = unsafe { lru.lock_irqsave(other, null) };
+            // SAFETY: `items[2]` is on this sublist.
+            assert!(unsafe { guard.del(&mut items[2]) });
+        }
+        assert_eq!(lru.count_node(0) + lru.count_node(other), 0);
+        Ok(())
     }
 }
