@@ -296,13 +296,16 @@ mod tests {
             let mut guard = unsafe { lru.lock_irqsave(0, null) };
             assert!(guard.is_for(0, null) && guard.nid() == 0);
             assert!(guard.locked_memcg().is_null());
-            // SAFETY: Empty items that stay in place while on the list, for node 0.
-            unsafe {
-                assert!(guard.add(&mut items[0]));
-                assert!(guard.add(&mut items[1]));
-                // Already on the list: not added twice.
-                assert!(!guard.add(&mut items[0]));
-            }
+            // SAFETY: Empty items that stay in place while on the list, for node 0; the
+            // third add finds `items[0]` on the list already and does not add it twice.
+            let added = unsafe {
+                [
+                    guard.add(&mut items[0]),
+                    guard.add(&mut items[1]),
+                    guard.add(&mut items[0]),
+                ]
+            };
+            assert_eq!(added, [true, true, false]);
             assert_eq!(guard.nr_items(), 2);
         }
         {
@@ -319,12 +322,15 @@ mod tests {
         {
             // SAFETY: As above.
             let mut guard = unsafe { lru.lock_irqsave(0, null) };
-            // SAFETY: `items[1]` is on this sublist, then empty.
-            unsafe {
-                assert!(guard.del(&mut items[1]));
-                assert!(!guard.del(&mut items[1]));
-                assert!(guard.del(&mut items[0]));
-            }
+            // SAFETY: `items[1]` is on this sublist, then empty; `items[0]` is on it.
+            let deleted = unsafe {
+                [
+                    guard.del(&mut items[1]),
+                    guard.del(&mut items[1]),
+                    guard.del(&mut items[0]),
+                ]
+            };
+            assert_eq!(deleted, [true, false, true]);
             assert_eq!(guard.nr_items(), if other == 1 { 0 } else { 1 });
         }
         {
