@@ -59,11 +59,12 @@ __rust_helper bool rust_helper_folio_matches_lruvec(struct folio *folio, struct 
 	return folio_matches_lruvec(folio, lruvec);
 }
 
-__rust_helper bool rust_helper_lruvec_lock_is_held(struct lruvec *lruvec)
+/* 1 if held, 0 if not, -1 if lockdep cannot tell (off, or disabled by a taint). */
+__rust_helper int rust_helper_lruvec_lock_is_held(struct lruvec *lruvec)
 {
 #ifdef CONFIG_LOCKDEP
 	return lockdep_is_held(&lruvec->lru_lock);
 #else
-	return true;
+	return -1;
 #endif
 }

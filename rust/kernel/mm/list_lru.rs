@@ -204,20 +204,21 @@ impl Drop for ListLruGuard<'_> {
 /// let mut item: bindings::list_head = unsafe { core::mem::zeroed() };
 /// // SAFETY: `item` is a valid `list_head` that is not moved while on the list.
 /// unsafe { bindings::INIT_LIST_HEAD(&mut item) };
-/// {
+/// let added = {
 ///     // SAFETY: Node 0 exists; no memcg.
 ///     let mut locked = unsafe { lru.lock_irqsave(0, core::ptr::null_mut()) };
 ///     // SAFETY: `item` is empty, lives until it is removed below and belongs on node 0.
-///     assert!(unsafe { locked.add(&mut item) });
-///     assert_eq!(locked.nr_items(), 1);
-/// }
+///     unsafe { locked.add(&mut item) }
+/// };
+/// assert!(added);
 /// assert_eq!(lru.count_node(0), 1);
-/// {
+/// let deleted = {
 ///     // SAFETY: As above.
 ///     let mut locked = unsafe { lru.lock_irqsave(0, core::ptr::null_mut()) };
 ///     // SAFETY: `item` is on this sublist.
-///     assert!(unsafe { locked.del(&mut item) });
-/// }
+///     unsafe { locked.del(&mut item) }
+/// };
+/// assert!(deleted);
 /// assert_eq!(lru.count_node(0), 0);
 /// # Ok::<(), Error>(())
 /// ```
@@ -291,11 +292,16 @@ mod tests {
             0
         };
         let null = core::ptr::null_mut();
-        {
+        // Nothing is asserted under a guard (see the lruvec tests): each block returns what
+        // it saw.
+        let (first, added, nr) = {
             // SAFETY: Node 0 is online; a null memcg is the root's sublist.
             let mut guard = unsafe { lru.lock_irqsave(0, null) };
-            assert!(guard.is_for(0, null) && guard.nid() == 0);
-            assert!(guard.locked_memcg().is_null());
+            let first = (
+                guard.is_for(0, null),
+                guard.nid(),
+                guard.locked_memcg().is_null(),
+            );
             // SAFETY: Empty items that stay in place while on the list, for node 0; the
             // third add finds `items[0]` on the list already and does not add it twice.
             let added = unsafe {
@@ -305,21 +311,24 @@ mod tests {
                     guard.add(&mut items[0]),
                 ]
             };
-            assert_eq!(added, [true, true, false]);
-            assert_eq!(guard.nr_items(), 2);
-        }
-        {
+            (first, added, guard.nr_items())
+        };
+        assert_eq!(first, (true, 0, true));
+        assert_eq!(added, [true, true, false]);
+        assert_eq!(nr, 2);
+        let added_other = {
             // SAFETY: `other` is an online node.
             let mut guard = unsafe { lru.lock_irqsave(other, null) };
             // SAFETY: As above, for node `other`.
-            assert!(unsafe { guard.add(&mut items[2]) });
-        }
+            unsafe { guard.add(&mut items[2]) }
+        };
+        assert!(added_other);
         if other == 1 {
             assert_eq!((lru.count_node(0), lru.count_node(1)), (2, 1));
         } else {
             assert_eq!(lru.count_node(0), 3);
         }
-        {
+        let (deleted, nr) = {
             // SAFETY: As above.
             let mut guard = unsafe { lru.lock_irqsave(0, null) };
             // SAFETY: `items[1]` is on this sublist, then empty; `items[0]` is on it.
@@ -330,15 +339,17 @@ mod tests {
                     guard.del(&mut items[0]),
                 ]
             };
-            assert_eq!(deleted, [true, false, true]);
-            assert_eq!(guard.nr_items(), if other == 1 { 0 } else { 1 });
-        }
-        {
+            (deleted, guard.nr_items())
+        };
+        assert_eq!(deleted, [true, false, true]);
+        assert_eq!(nr, if other == 1 { 0 } else { 1 });
+        let deleted_other = {
             // SAFETY: As above.
             let mut guard = unsafe { lru.lock_irqsave(other, null) };
             // SAFETY: `items[2]` is on this sublist.
-            assert!(unsafe { guard.del(&mut items[2]) });
-        }
+            unsafe { guard.del(&mut items[2]) }
+        };
+        assert!(deleted_other);
         assert_eq!(lru.count_node(0) + lru.count_node(other), 0);
         Ok(())
     }

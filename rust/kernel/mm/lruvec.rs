@@ -177,11 +177,12 @@ impl<M: IrqMode> LruvecGuard<'_, M> {
         unsafe { bindings::folio_matches_lruvec(folio.as_raw(), self.as_raw()) }
     }
 
-    /// Returns whether lockdep sees the lruvec lock held (always true without lockdep).
+    /// Returns whether lockdep may see the lruvec lock held: false only if lockdep knows that it
+    /// is not (true without lockdep, or when a taint has turned it off).
     #[inline]
     pub fn is_held(&self) -> bool {
         // SAFETY: By the type invariants, the lruvec is valid.
-        unsafe { bindings::lruvec_lock_is_held(self.as_raw()) }
+        unsafe { bindings::lruvec_lock_is_held(self.as_raw()) != 0 }
     }
 
     /// Makes sure the lock held is the one of `folio`'s lruvec: keeps it when the folio belongs
@@ -247,6 +248,20 @@ mod tests {
         unsafe { bindings::folio_put(raw) };
     }
 
+    /// Whether lockdep knows the lock of `lruvec` is not held (lockdep may be off).
+    fn known_unlocked(lruvec: *mut bindings::lruvec) -> bool {
+        // SAFETY: The root memcg's lruvecs of the nodes live for ever.
+        unsafe { bindings::lruvec_lock_is_held(lruvec) == 0 }
+    }
+
+    fn lockdep_on() -> bool {
+        // SAFETY: Reads a flag; no requirements.
+        cfg!(CONFIG_LOCKDEP) && unsafe { bindings::debug_locks } != 0
+    }
+
+    // Nothing is asserted while a guard lives: a failed KUnit assertion ends the test thread,
+    // which must not happen with a spinlock held and interrupts off.
+
     #[test]
     fn lock_relock_unlock() -> Result {
         let a = alloc_on(0)?;
@@ -256,23 +271,25 @@ mod tests {
 
         // SAFETY: KUnit runs tests with interrupts enabled.
         let guard = unsafe { unlocked.lock_irq(a) };
-        assert!(guard.is_held());
-        assert!(guard.matches(a) && guard.matches(b));
+        let held = guard.is_held();
+        let matches = (guard.matches(a), guard.matches(b));
         let lruvec = guard.as_raw();
         let guard = guard.relock(b);
-        assert_eq!(guard.as_raw(), lruvec);
-        assert!(guard.is_held());
+        let relocked = (guard.as_raw(), guard.is_held());
         guard.unlock();
-        // SAFETY: `lruvec` is the root memcg's lruvec of node 0: it lives for ever.
-        #[cfg(CONFIG_LOCKDEP)]
-        assert!(!unsafe { bindings::lruvec_lock_is_held(lruvec) });
+        let released = known_unlocked(lruvec);
 
         let guard = unlocked.lock_irqsave(b);
-        assert!(guard.is_held() && guard.as_raw() == lruvec);
+        let saved = (guard.as_raw(), guard.is_held());
         drop(guard);
 
         put(a.as_raw());
         put(b.as_raw());
+        assert!(held);
+        assert_eq!(matches, (true, true));
+        assert_eq!(relocked, (lruvec, true));
+        assert!(released || !lockdep_on());
+        assert_eq!(saved, (lruvec, true));
         Ok(())
     }
 
@@ -289,17 +306,19 @@ mod tests {
 
         let guard = unlocked.lock_irqsave(a);
         let first = guard.as_raw();
-        assert!(guard.matches(a) && !guard.matches(b));
+        let matches = (guard.matches(a), guard.matches(b));
         let guard = guard.relock(b);
-        assert!(guard.as_raw() != first);
-        assert!(guard.matches(b) && guard.is_held());
-        #[cfg(CONFIG_LOCKDEP)]
-        // SAFETY: The root memcg's lruvec of node 0 lives for ever.
-        assert!(!unsafe { bindings::lruvec_lock_is_held(first) });
+        let second = guard.as_raw();
+        let relocked = (guard.matches(b), guard.is_held());
+        let first_released = known_unlocked(first);
         drop(guard);
 
         put(a.as_raw());
         put(b.as_raw());
+        assert_eq!(matches, (true, false));
+        assert!(second != first);
+        assert_eq!(relocked, (true, true));
+        assert!(first_released || !lockdep_on());
         Ok(())
     }
 }
