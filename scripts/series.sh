@@ -33,7 +33,8 @@ quilt=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series")
 
 base=$("$TOP/scripts/base.sh" | tail -n1)
 repo=$BUILD/series-git
-if [ ! -f "$repo/.series-base" ] || [ "$(cat "$repo/.series-base")" != "$base" ]; then
+marker=$BUILD/series-git.base # outside the repository: `git clean -x` below
+if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$base" ] || [ ! -d "$repo/.git" ]; then
 	step "series: importing the base into $repo"
 	rm -rf "$repo"
 	cp -a "$base" "$repo"
@@ -43,8 +44,7 @@ if [ ! -f "$repo/.series-base" ] || [ "$(cat "$repo/.series-base")" != "$base" ]
 	git -C "$repo" -c user.name=base -c user.email=base@localhost \
 		commit -q -m "Linux 7.3.4 (the base of the series)"
 	git -C "$repo" tag -f series-base >/dev/null
-	echo "$base" >"$repo/.series-base"
-	echo .series-base >>"$repo/.git/info/exclude"
+	echo "$base" >"$marker"
 fi
 git -C "$repo" checkout -q -f -B series series-base
 git -C "$repo" clean -q -fdx
