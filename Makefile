@@ -27,7 +27,8 @@ settings:
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
 	@MODE=demo $(S)/boot.sh
-	@cat "$${BUILD:-build}/results/$${CONFIG:-test}-demo/results.txt" | grep -v '^@@@'
+	@awk '/^@@@ begin dmesg/ { skip = 1 } /^@@@ end dmesg/ { skip = 0; next } \
+		!skip && !/^@@@/' "$${BUILD:-build}/results/$${CONFIG:-test}-demo/results.txt"
 
 check: image build ## Build the test kernel, boot it, run every test: "N passed, N failed".
 	@MODE=check $(S)/boot.sh || true
