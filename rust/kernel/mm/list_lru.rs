@@ -237,8 +237,11 @@ impl OwnedListLru {
     pub fn new(memcg_aware: bool) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             inner <- Opaque::try_ffi_init(|slot: *mut bindings::list_lru| {
-                // SAFETY: `slot` is valid for writes and pinned; a null shrinker is allowed.
+                // SAFETY: `slot` is valid for writes and pinned. `__list_lru_init()` expects a
+                // zeroed `struct list_lru`, as C's are (static or kzalloc()ed): with lockdep it
+                // reads the lock class key it does not set. A null shrinker is allowed.
                 to_result(unsafe {
+                    core::ptr::write_bytes(slot, 0, 1);
                     bindings::__list_lru_init(slot, memcg_aware, core::ptr::null_mut())
                 })
             }),
