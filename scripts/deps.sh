@@ -38,8 +38,9 @@ fi
 
 bindgen=$HOME/.cargo/bin/bindgen
 if ! "$bindgen" --version 2>/dev/null | grep -q "^bindgen $BINDGEN_VERSION"; then
-	need cargo
+	cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+	[ -x "$cargo" ] || die "cargo not found (needed to install bindgen-cli); install Rust with rustup"
 	step "cargo: installing bindgen-cli $BINDGEN_VERSION"
-	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
+	"$cargo" install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
 		die "cargo install bindgen-cli failed"
 fi
