@@ -61,7 +61,7 @@ image: kselftests ## Pack the guest initramfs.
 boot: settings ## Boot the last built kernel (MODE=check|demo|shell) without rebuilding.
 	@$(S)/boot.sh
 
-bench: deps base ## Base vs series benchmarks (perf kernels): build/bench/.
+bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/.
 	@$(S)/bench.sh
 
 series: base ## Export the mail series (patches/mail.plan) to build/series/.
