@@ -18,7 +18,7 @@ step "kselftests: building mm (log: $log)"
 		KHDR_INCLUDES="-isystem $hdr/usr/include" \
 		EXTRA_CFLAGS=-static -j"$(nproc)"
 } >"$log" 2>&1 || { tail -20 "$log"; die "building the mm kselftests failed (log: $log)"; }
-missing=$(awk '!/^#/ && NF { sub(/^\.\//, "", $3); print $3 }' "$TOP/scripts/guest/tests.txt" |
+missing=$(awk '!/^[#@]/ && NF { for (i = 3; i <= NF; i++) if (sub(/^\.\//, "", $i)) { print $i; break } }' "$TOP/scripts/guest/tests.txt" |
 	sort -u | while read -r t; do [ -x "$bin/$t" ] || echo "$t"; done)
 [ -z "$missing" ] || die "kselftests not built: $(echo "$missing" | xargs) (log: $log)"
 step "kselftests: $(find "$bin" -maxdepth 1 -type f -executable | wc -l) binaries in $bin"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 RESULT = re.compile(r"^(?P<indent>\s*)(?P<not>not )?ok (?P<num>\d+)\s*(?:- )?(?P<desc>[^#]*?)\s*(?:#\s*(?P<directive>.*))?$")
 SECTION = re.compile(r"^@@@ (begin|end) (\S+) (\S+)(?: rc=(-?\d+))?")
+RETRY = re.compile(r"^@@@ retry (\S+) (\S+)")
 
 # Kernel log lines that fail a run whatever the tests said.
 REPORTS = [
@@ -43,9 +44,17 @@ REPORT = re.compile("|".join(REPORTS))
 
 
 def split_sections(text):
-    """Map (kind, name) -> (lines, rc or None if the section never ended)."""
+    """Map (kind, name) -> (lines, rc or None if the section never ended).
+
+    A section the guest ran again ("@@@ retry <kind> <name>", see
+    scripts/guest/tests.txt) keeps its first run as ("retried", name).
+    """
     sections, current, lines = {}, None, []
     for line in text.splitlines():
+        r = RETRY.match(line)
+        if r and (r.group(1), r.group(2)) in sections:
+            sections[("retried", r.group(2))] = sections.pop((r.group(1), r.group(2)))
+            continue
         m = SECTION.match(line)
         if m and m.group(1) == "begin":
             if current:
@@ -109,6 +118,7 @@ def main():
     sections = split_sections(text)
 
     suites = []  # (kind, name, cases)
+    retried = []  # (name, failures of the first run)
     for (kind, name), (lines, rc) in sections.items():
         if kind == "kunit":
             out = run / "kunit" / f"{name}.ktap"
@@ -120,6 +130,11 @@ def main():
             out.parent.mkdir(exist_ok=True)
             out.write_text("\n".join(lines) + "\n")
             suites.append(("kselftest", name, kselftest(name, lines, rc)))
+        elif kind == "retried":
+            out = run / "kselftest" / f"{name}.first-run.log"
+            out.parent.mkdir(exist_ok=True)
+            out.write_text("\n".join(lines) + "\n")
+            retried.append((name, [n for n, v in kselftest(name, lines, rc) if v == "fail"]))
         elif kind == "dmesg":
             (run / "dmesg.txt").write_text("\n".join(lines) + "\n")
         else:
@@ -154,6 +169,9 @@ def main():
         lines.append(f"{r['kind']:9} {r['suite']:34} {r['passed']:4} passed {r['failed']:3} failed {r['skipped']:3} skipped")
         for f in r["failures"][:10]:
             lines.append(f"{'':9}   FAIL: {f}")
+    for name, failures in retried:
+        lines.append(f"retried   {name}: its first run failed only by timed-out waits "
+                     f"({', '.join(failures)}); the rerun above counts")
     if reports:
         lines.append("kernel log reports (first 20 lines; full log in console.log):")
         lines += ["  | " + r for r in reports[:20]]
@@ -163,6 +181,8 @@ def main():
     summary = "\n".join(lines) + "\n"
     (run / "summary.txt").write_text(summary)
     (run / "summary.json").write_text(json.dumps({"guest": guest, "suites": rows, "reports": reports,
+                                                  "retried": [{"suite": n, "first_run_failures": f}
+                                                              for n, f in retried],
                                                   "passed": total["pass"], "failed": total["fail"],
                                                   "skipped": total["skip"]}, indent=1) + "\n")
     sys.stdout.write(summary)

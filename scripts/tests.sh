@@ -5,7 +5,7 @@ set -euo pipefail -o noglob
 . "$(dirname "$0")/lib.sh"
 
 TESTS=${TESTS:-}
-mapfile -t all < <(awk '!/^#/ && NF { print $1 }' "$TOP/scripts/guest/tests.txt")
+mapfile -t all < <(awk '!/^[#@]/ && NF { print $1 }' "$TOP/scripts/guest/tests.txt")
 picked=()
 for t in ${TESTS//,/ }; do
 	found=0
