@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The deferred free of `PG_rcu_free` folios.
+//!
+//! A folio with `PG_rcu_free` may be read by a lockless page cache reader that found it under
+//! `rcu_read_lock()` and took no reference. When its reference count reaches zero, the page
+//! allocator's free paths (`__free_frozen_pages()` and `free_unref_folios()`) hand it here
+//! instead of freeing it, and it is freed once an RCU grace period that started after that has
+//! passed: no reader can still see it then.
+//!
+//! Each CPU keeps two lists of such folios (`struct rcu_free_pcp`, mm/page_alloc.h):
+//!
+//! - `open` takes the folios freed on the CPU. `open_cookie` is the RCU state cookie taken at the
+//!   latest addition, so a grace period that satisfies it covers every folio on the list.
+//! - `closed` holds the folios of an earlier `open`, with its cookie.
+//!
+//! The CPU's `rcu_work` runs after a grace period: it frees `closed` if its cookie has passed,
+//! moves `open` to `closed` once `closed` is empty and queues itself again while anything waits.
+//! A folio waits one or two grace periods, and a steady stream of frees cannot keep a list from
+//! ever being freed, as a single list whose cookie every free moves on would.
+//!
+//! When a CPU holds [`EXPEDITE_PAGES`] or more and the zone of the folio it just took is below
+//! its low watermark, an expedited grace period frees all it holds. [`rcu_free_drain_all`] frees
+//! everything that waits, on all CPUs, before the allocator declares OOM and before
+//! `alloc_contig_range()` or memory offline find a range busy.
+//!
+//! The waiting pages are counted in `NR_FREE_RCU_PAGES` (`nr_free_rcu_pages` in `/proc/vmstat`),
+//! the deferrals and expedited grace periods in the `rcu_free_deferred` and `rcu_free_expedited`
+//! events.
+//!
+//! C header: [`mm/page_alloc.h`](srctree/mm/page_alloc.h)
+
+use core::ffi::{c_long, c_ulong};
+use kernel::{
+    bindings, container_of,
+    mm::{
+        folio::{Folio, FolioList},
+        folio_batch::FolioBatch,
+    },
+    prelude::*,
+};
+
+/// Pages a CPU may hold before it expedites the grace period when memory runs short.
+pub const EXPEDITE_PAGES: c_ulong = 512;
+
+/// One CPU's deferred frees, locked: interrupts are disabled and `pcp->lock` is held.
+///
+/// # Invariants
+///
+/// `pcp` is a valid `struct rcu_free_pcp` (per-CPU storage, never freed) whose lock this guard
+/// holds, taken with `spin_lock_irqsave()` that saved `flags`.
+struct PcpGuard {
+    pcp: *mut bindings::rcu_free_pcp,
+    flags: c_ulong,
+}
+
+impl PcpGuard {
+    /// Locks the deferred frees of the CPU this runs on.
+    #[inline]
+    fn this_cpu() -> Self {
+        let mut flags = 0;
+        // SAFETY: `flags` is a valid place for the saved interrupt state.
+        let pcp = unsafe { bindings::rcu_free_pcp_lock(&mut flags) };
+        // INVARIANT: `rcu_free_pcp_lock()` returns this CPU's storage, locked.
+        Self { pcp, flags }
+    }
+
+    /// Locks the deferred frees `pcp`.
+    ///
+    /// # Safety
+    ///
+    /// `pcp` must be one CPU's `struct rcu_free_pcp`.
+    #[inline]
+    unsafe fn lock(pcp: *mut bindings::rcu_free_pcp) -> Self {
+        let mut flags = 0;
+        // SAFETY: The caller guarantees that `pcp` is valid; `flags` is a valid place.
+        unsafe { bindings::rcu_free_pcp_lock_cpu(pcp, &mut flags) };
+        // INVARIANT: The lock of `pcp` is held now.
+        Self { pcp, flags }
+    }
+
+    /// The folios freed since `closed` was last filled.
+    #[inline]
+    fn open(&mut self) -> &mut FolioList {
+        // SAFETY: By the type invariants, `pcp` is valid and its lock, which protects the list
+        // of folios linked by `lru`, is held for as long as `self` is borrowed.
+        unsafe { FolioList::from_raw_mut(&raw mut (*self.pcp).open) }
+    }
+
+    /// The folios waiting for `closed_cookie`.
+    #[inline]
+    fn closed(&mut self) -> &mut FolioList {
+        // SAFETY: As for `open()`.
+        unsafe { FolioList::from_raw_mut(&raw mut (*self.pcp).closed) }
+    }
+
+    /// Returns the number of pages on both lists.
+    #[inline]
+    fn nr_pages(&self) -> c_ulong {
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { (*self.pcp).nr_pages }
+    }
+
+    /// Adds a freed folio to `open`, with a cookie that covers it.
+    ///
+    /// # Safety
+    ///
+    /// `folio` must have `PG_rcu_free` and a reference count of zero, and the page allocator
+    /// must have handed it over: nobody else has it.
+    #[inline]
+    unsafe fn add(&mut self, folio: &Folio) {
+        // SAFETY: The caller hands the folio over; its `lru` link is unused (it is off the LRU).
+        unsafe { self.open().push_tail(folio) };
+        // SAFETY: By the type invariants, `pcp` is valid and locked. Taking the cookie after
+        // the folio became unreachable for new readers (its refcount is zero and it left the
+        // page cache before) makes its grace period cover every reader that may still see it.
+        // The folio is accounted before the lock is dropped: a drain may free it right after.
+        unsafe {
+            (*self.pcp).open_cookie = bindings::get_state_synchronize_rcu();
+            (*self.pcp).nr_pages += folio.nr_pages() as c_ulong;
+            bindings::rcu_free_account(folio.as_raw(), folio.nr_pages() as c_long);
+        }
+    }
+
+    /// Moves all of `open` to `closed`, under `open`'s cookie, which is the newer one.
+    #[inline]
+    fn close(&mut self) {
+        if self.open().is_empty() {
+            return;
+        }
+        let pcp = self.pcp;
+        // SAFETY: By the type invariants, `pcp` is valid and locked; `open` and `closed` are two
+        // distinct lists of it.
+        unsafe {
+            FolioList::from_raw_mut(&raw mut (*pcp).closed)
+                .splice_tail(FolioList::from_raw_mut(&raw mut (*pcp).open));
+            (*pcp).closed_cookie = (*pcp).open_cookie;
+        }
+    }
+
+    /// Returns whether the grace period of `closed` has passed.
+    #[inline]
+    fn closed_done(&self) -> bool {
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { bindings::poll_state_synchronize_rcu((*self.pcp).closed_cookie) }
+    }
+
+    /// Moves up to a batch of folios from `closed`, whose grace period has passed, to `batch`.
+    /// Returns whether it took any.
+    fn take_done(&mut self, batch: &mut FolioBatch) -> bool {
+        if self.closed().is_empty() || !self.closed_done() {
+            return false;
+        }
+        let mut taken = 0;
+        while batch.space() > 0 {
+            let Some(folio) = self.closed().pop_front() else {
+                break;
+            };
+            taken += folio.nr_pages() as c_ulong;
+            // SAFETY: The folio was on `closed`, it is ours now, and its reference count is zero
+            // for good: nothing frees it but us.
+            let _ = unsafe { batch.push(folio) };
+        }
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { (*self.pcp).nr_pages -= taken };
+        taken != 0
+    }
+}
+
+impl Drop for PcpGuard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: By the type invariants, the lock of `pcp` is held with `flags` saved.
+        unsafe { bindings::rcu_free_pcp_unlock(self.pcp, self.flags) };
+    }
+}
+
+/// Frees a batch of folios whose grace period has passed: clears `PG_rcu_free`, takes them out
+/// of `NR_FREE_RCU_PAGES` and hands them to `free_unref_folios()`, which empties the batch.
+fn free_batch(batch: &mut FolioBatch) {
+    for folio in batch.iter() {
+        // SAFETY: The folio's reference count is zero and its grace period has passed.
+        unsafe { folio.clear_rcu_free() };
+        // SAFETY: `folio` is a valid folio.
+        unsafe { bindings::rcu_free_account(folio.as_raw(), -(folio.nr_pages() as c_long)) };
+    }
+    // SAFETY: The batch holds valid folios with a reference count of zero, uncharged and off the
+    // LRU, as the page allocator took them; without `PG_rcu_free` they are freed now.
+    unsafe { bindings::free_unref_folios(batch.as_raw()) };
+}
+
+/// Frees what `pcp` holds whose grace period has passed. Returns the number of pages freed.
+///
+/// # Safety
+///
+/// `pcp` must be one CPU's `struct rcu_free_pcp`.
+unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
+    let mut batch = FolioBatch::new();
+    let mut freed = 0;
+    loop {
+        {
+            // SAFETY: The caller guarantees that `pcp` is valid.
+            let mut guard = unsafe { PcpGuard::lock(pcp) };
+            if !guard.take_done(&mut batch) {
+                return freed;
+            }
+        }
+        freed += batch.iter().map(|f| f.nr_pages() as c_ulong).sum::<c_ulong>();
+        free_batch(&mut batch);
+    }
+}
+
+/// Queues `pcp`'s work after a grace period, unless it is queued already.
+///
+/// # Safety
+///
+/// `pcp` must be one CPU's `struct rcu_free_pcp`.
+#[inline]
+unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
+    // SAFETY: The caller guarantees that `pcp` is valid; `rwork` was initialised at boot and
+    // `system_wq` is always valid.
+    unsafe { bindings::queue_rcu_work(bindings::system_wq, &raw mut (*pcp).rwork) };
+}
+
+/// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
+/// grace period.
+///
+/// # Safety
+///
+/// `folio` must be a valid folio with `PG_rcu_free` and a reference count of zero that the page
+/// allocator's free path hands over (it is uncharged and off the LRU). Not from NMI.
+#[export]
+pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
+    // SAFETY: The caller hands over a valid folio, which we now own.
+    let folio = unsafe { Folio::from_raw(folio) };
+    let (pcp, expedite) = {
+        let mut guard = PcpGuard::this_cpu();
+        // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
+        unsafe { guard.add(folio) };
+        // SAFETY: `folio` is valid (we own it, it is not freed before we unlock).
+        let short = guard.nr_pages() >= EXPEDITE_PAGES
+            && (unsafe { bindings::rcu_free_memory_short(folio.as_raw()) } || knob::force_short());
+        (guard.pcp, short)
+    };
+    // From here on a drain on another CPU may free the folio: it is not touched again.
+    // SAFETY: `pcp` is this CPU's storage, valid for ever.
+    unsafe {
+        kick(pcp);
+        if expedite {
+            bindings::queue_work_on(
+                bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
+                bindings::system_wq,
+                &raw mut (*pcp).expedite,
+            );
+        }
+    }
+}
+
+/// The work of one CPU's deferred frees, run after a grace period: frees `closed` if its grace
+/// period has passed, closes `open`, and requeues itself while anything waits.
+///
+/// # Safety
+///
+/// `work` must be the `rwork.work` of a `struct rcu_free_pcp`.
+#[export]
+pub unsafe extern "C" fn rcu_free_work(work: *mut bindings::work_struct) {
+    // SAFETY: The caller guarantees that `work` is the `rwork.work` of a `rcu_free_pcp`.
+    let pcp = unsafe { container_of!(work, bindings::rcu_free_pcp, rwork.work) };
+    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
+    unsafe { free_done(pcp) };
+    let pending = {
+        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
+        let mut guard = unsafe { PcpGuard::lock(pcp) };
+        if guard.closed().is_empty() {
+            guard.close();
+        }
+        !guard.closed().is_empty()
+    };
+    if pending {
+        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
+        unsafe { kick(pcp) };
+    }
+}
+
+/// Frees everything one CPU holds after an expedited grace period: that CPU took a lot while
+/// its memory runs short.
+///
+/// # Safety
+///
+/// `work` must be the `expedite` work of a `struct rcu_free_pcp`.
+#[export]
+pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
+    // SAFETY: The caller guarantees that `work` is the `expedite` of a `rcu_free_pcp`.
+    let pcp = unsafe { container_of!(work, bindings::rcu_free_pcp, expedite) };
+    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
+    unsafe { PcpGuard::lock(pcp) }.close();
+    // SAFETY: Process context (a work item), no locks held.
+    unsafe {
+        bindings::synchronize_rcu_expedited();
+        bindings::rcu_free_count_expedited();
+        free_done(pcp);
+    }
+}
+
+/// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
+/// period. Returns the number of pages freed; 0 without waiting when none waits.
+///
+/// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
+/// offline test that a range is free.
+///
+/// # Safety
+///
+/// Process context that may sleep, outside `rcu_read_lock()`.
+#[export]
+pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
+    let mut waiting = false;
+    for_each_pcp(|pcp| {
+        // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
+        let mut guard = unsafe { PcpGuard::lock(pcp) };
+        guard.close();
+        waiting |= !guard.closed().is_empty();
+    });
+    if !waiting {
+        return 0;
+    }
+    // SAFETY: The caller guarantees a context that may sleep.
+    unsafe { bindings::synchronize_rcu_expedited() };
+    let mut freed = 0;
+    // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
+    for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
+    freed
+}
+
+/// Calls `f` with the `rcu_free_pcp` of every possible CPU.
+fn for_each_pcp(mut f: impl FnMut(*mut bindings::rcu_free_pcp)) {
+    // SAFETY: `nr_cpu_ids` is set before any page can be freed and never changes after.
+    let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
+    for cpu in 0..nr_cpu_ids {
+        // SAFETY: Any CPU number may be asked; impossible CPUs give null.
+        let pcp = unsafe { bindings::rcu_free_cpu_pcp(cpu as i32) };
+        if !pcp.is_null() {
+            f(pcp);
+        }
+    }
+}
+
+/// Returns the number of pages that wait for a grace period, on all CPUs.
+pub fn nr_waiting() -> c_ulong {
+    let mut nr = 0;
+    // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
+    for_each_pcp(|pcp| nr += unsafe { PcpGuard::lock(pcp) }.nr_pages());
+    nr
+}
+
+#[cfg(not(CONFIG_PAGE_RCU_FREE_KUNIT_TEST))]
+mod knob {
+    #[inline(always)]
+    pub(super) fn force_short() -> bool {
+        false
+    }
+}
+
+#[cfg(CONFIG_PAGE_RCU_FREE_KUNIT_TEST)]
+mod knob {
+    use kernel::sync::atomic::{AtomicFlag, Relaxed};
+
+    /// Makes every zone look short of memory to the expedite test.
+    pub(super) static FORCE_SHORT: AtomicFlag = AtomicFlag::new(false);
+
+    #[inline]
+    pub(super) fn force_short() -> bool {
+        FORCE_SHORT.load(Relaxed)
+    }
+}
+
+#[cfg(CONFIG_PAGE_RCU_FREE_KUNIT_TEST)]
+#[macros::kunit_tests(mm_rcu_free_rust)]
+mod tests {
+    use super::*;
+    use kernel::{
+        sync::{atomic::Relaxed, rcu},
+        time::{
+            delay::{fsleep, udelay},
+            Delta,
+        },
+    };
+
+    const GFP: bindings::gfp_t = bindings::GFP_KERNEL;
+
+    /// The tests run one at a time, and nothing else in the kernel sets `PG_rcu_free` before the
+    /// lockless reads do; the counts below are then exact.
+    fn alloc_flagged(order: u32) -> Result<&'static Folio> {
+        // SAFETY: No requirements.
+        let folio = unsafe { bindings::folio_alloc(GFP, order) };
+        if folio.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: A new folio we hold the only reference to.
+        let folio = unsafe { Folio::from_raw(folio) };
+        // SAFETY: A page allocator folio, referenced.
+        unsafe { folio.set_rcu_free() };
+        Ok(folio)
+    }
+
+    /// Drops the reference to `folio`: its free goes through `__folio_put()`.
+    fn put(folio: &Folio) {
+        // SAFETY: We hold a reference.
+        unsafe { bindings::folio_put(folio.as_raw()) };
+    }
+
+    fn vm_event(item: u32) -> c_ulong {
+        let mut events = [0; bindings::vm_event_item_NR_VM_EVENT_ITEMS as usize];
+        // SAFETY: `events` has room for every event.
+        unsafe { bindings::all_vm_events(events.as_mut_ptr()) };
+        events[item as usize]
+    }
+
+    /// `NR_FREE_RCU_PAGES`, exact.
+    fn nr_free_rcu_pages() -> c_long {
+        // SAFETY: No requirements.
+        unsafe { bindings::rcu_free_nr_pages() as c_long }
+    }
+
+    /// Waits up to ten seconds for everything that waits to be freed by the per-CPU works.
+    fn wait_drained() -> bool {
+        for _ in 0..1000 {
+            if nr_waiting() == 0 {
+                return true;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn flagged_waits_for_a_grace_period() -> Result {
+        assert!(wait_drained());
+        let before = nr_free_rcu_pages();
+        let deferred = vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED);
+        let folio = alloc_flagged(0)?;
+        let (refs, flagged, waiting, counted) = {
+            let _rcu = rcu::read_lock();
+            put(folio);
+            // A reader in this critical section may still copy from the folio: it must stay
+            // out of the allocator for at least as long as we hold the read lock. Spin long
+            // enough for a grace period to have ended many times over if nothing held it.
+            for _ in 0..100 {
+                udelay(Delta::from_millis(1));
+            }
+            (folio.ref_count(), folio.test_rcu_free(), nr_waiting(), nr_free_rcu_pages())
+        };
+        assert_eq!(refs, 0);
+        assert!(flagged);
+        assert!(waiting >= 1);
+        assert_eq!(counted, before + 1);
+        assert_eq!(vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED), deferred + 1);
+        // After the read lock is dropped, the per-CPU work frees it.
+        assert!(wait_drained());
+        assert_eq!(nr_free_rcu_pages(), before);
+        Ok(())
+    }
+
+    #[test]
+    fn unflagged_is_freed_at_once() -> Result {
+        assert!(wait_drained());
+        let deferred = vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED);
+        // SAFETY: No requirements.
+        let folio = unsafe { bindings::folio_alloc(GFP, 2) };
+        if folio.is_null() {
+            return Err(ENOMEM);
+        }
+        {
+            let _rcu = rcu::read_lock();
+            // SAFETY: We hold the only reference.
+            unsafe { bindings::folio_put(folio) };
+            assert_eq!(nr_waiting(), 0);
+        }
+        assert_eq!(vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED), deferred);
+        Ok(())
+    }
+
+    #[test]
+    fn batches_drain() -> Result {
+        const NR: usize = 100; // more than three folio batches
+        assert!(wait_drained());
+        let before = nr_free_rcu_pages();
+        let mut folios = KVec::with_capacity(NR, GFP_KERNEL)?;
+        let mut pages = 0;
+        for i in 0..NR {
+            let folio = alloc_flagged(if i % 10 == 0 { 2 } else { 0 })?;
+            pages += folio.nr_pages() as c_long;
+            folios.push(folio, GFP_KERNEL)?;
+        }
+        // All are freed in one read-side critical section, so that none can be freed yet when
+        // they are counted.
+        let counted = {
+            let _rcu = rcu::read_lock();
+            let mut batch = FolioBatch::new();
+            for (i, folio) in folios.iter().enumerate() {
+                if i % 2 == 0 {
+                    put(folio);
+                    continue;
+                }
+                // The other half through `folios_put()`, as reclaim and truncation free them.
+                // SAFETY: We hold a reference, which the batch takes over.
+                if unsafe { batch.push(folio) } == Ok(0) {
+                    // SAFETY: A batch of referenced folios, emptied by the call.
+                    unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
+                }
+            }
+            if !batch.is_empty() {
+                // SAFETY: As above.
+                unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
+            }
+            nr_free_rcu_pages()
+        };
+        assert_eq!(counted, before + pages);
+        // SAFETY: A KUnit test may sleep.
+        let freed = unsafe { rcu_free_drain_all() };
+        assert!(freed as c_long <= pages);
+        assert!(wait_drained());
+        assert_eq!(nr_free_rcu_pages(), before);
+        Ok(())
+    }
+
+    #[test]
+    fn expedites_when_memory_runs_short() -> Result {
+        assert!(wait_drained());
+        let before = nr_free_rcu_pages();
+        let expedited = vm_event(bindings::vm_event_item_RCU_FREE_EXPEDITED);
+        // One folio of EXPEDITE_PAGES pages crosses the threshold of the CPU it is freed on.
+        let order = EXPEDITE_PAGES.trailing_zeros();
+        let folio = alloc_flagged(order)?;
+        knob::FORCE_SHORT.store(true, Relaxed);
+        put(folio);
+        knob::FORCE_SHORT.store(false, Relaxed);
+        assert!(wait_drained());
+        // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s, whose work is initialised.
+        for_each_pcp(|pcp| unsafe {
+            bindings::flush_work(&raw mut (*pcp).expedite);
+        });
+        assert_eq!(vm_event(bindings::vm_event_item_RCU_FREE_EXPEDITED), expedited + 1);
+        assert_eq!(nr_free_rcu_pages(), before);
+        Ok(())
+    }
+}
