@@ -30,13 +30,10 @@
 //!
 //! C header: [`mm/page_alloc.h`](srctree/mm/page_alloc.h)
 
-use core::ffi::{c_long, c_ulong};
 use kernel::{
     bindings, container_of,
-    mm::{
-        folio::{Folio, FolioList},
-        folio_batch::FolioBatch,
-    },
+    ffi::{c_long, c_ulong},
+    mm::{folio::Folio, folio_batch::FolioBatch, folio_list::FolioList},
     prelude::*,
 };
 
@@ -205,7 +202,10 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
                 return freed;
             }
         }
-        freed += batch.iter().map(|f| f.nr_pages() as c_ulong).sum::<c_ulong>();
+        freed += batch
+            .iter()
+            .map(|f| f.nr_pages() as c_ulong)
+            .sum::<c_ulong>();
         free_batch(&mut batch);
     }
 }
@@ -374,7 +374,7 @@ mod knob {
 }
 
 #[cfg(CONFIG_PAGE_RCU_FREE_KUNIT_TEST)]
-#[macros::kunit_tests(mm_rcu_free_rust)]
+#[kunit_tests(mm_rcu_free_rust)]
 mod tests {
     use super::*;
     use kernel::{
@@ -447,13 +447,21 @@ mod tests {
             for _ in 0..100 {
                 udelay(Delta::from_millis(1));
             }
-            (folio.ref_count(), folio.test_rcu_free(), nr_waiting(), nr_free_rcu_pages())
+            (
+                folio.ref_count(),
+                folio.test_rcu_free(),
+                nr_waiting(),
+                nr_free_rcu_pages(),
+            )
         };
         assert_eq!(refs, 0);
         assert!(flagged);
         assert!(waiting >= 1);
         assert_eq!(counted, before + 1);
-        assert_eq!(vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED), deferred + 1);
+        assert_eq!(
+            vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED),
+            deferred + 1
+        );
         // After the read lock is dropped, the per-CPU work frees it.
         assert!(wait_drained());
         assert_eq!(nr_free_rcu_pages(), before);
@@ -469,13 +477,17 @@ mod tests {
         if folio.is_null() {
             return Err(ENOMEM);
         }
-        {
+        let waiting = {
             let _rcu = rcu::read_lock();
             // SAFETY: We hold the only reference.
             unsafe { bindings::folio_put(folio) };
-            assert_eq!(nr_waiting(), 0);
-        }
-        assert_eq!(vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED), deferred);
+            nr_waiting()
+        };
+        assert_eq!(waiting, 0);
+        assert_eq!(
+            vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED),
+            deferred
+        );
         Ok(())
     }
 
@@ -503,7 +515,7 @@ mod tests {
                 }
                 // The other half through `folios_put()`, as reclaim and truncation free them.
                 // SAFETY: We hold a reference, which the batch takes over.
-                if unsafe { batch.push(folio) } == Ok(0) {
+                if matches!(unsafe { batch.push(folio) }, Ok(0)) {
                     // SAFETY: A batch of referenced folios, emptied by the call.
                     unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
                 }
@@ -539,7 +551,10 @@ mod tests {
         for_each_pcp(|pcp| unsafe {
             bindings::flush_work(&raw mut (*pcp).expedite);
         });
-        assert_eq!(vm_event(bindings::vm_event_item_RCU_FREE_EXPEDITED), expedited + 1);
+        assert_eq!(
+            vm_event(bindings::vm_event_item_RCU_FREE_EXPEDITED),
+            expedited + 1
+        );
         assert_eq!(nr_free_rcu_pages(), before);
         Ok(())
     }
