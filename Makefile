@@ -32,7 +32,7 @@ demo: image build ## Build the kernel, boot it, show the series live, power off.
 
 check: image build ## Build the test kernel, boot it, run every test: "N passed, N failed".
 	@MODE=check $(S)/boot.sh || true
-	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check" "$$($(S)/tests.sh)"
+	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
 
 shell: image build ## Boot into an interactive guest shell (leave with 'poweroff').
 	@MODE=shell $(S)/boot.sh
@@ -68,7 +68,7 @@ series: base ## Export the mail series (patches/mail.plan) to build/series/.
 	@$(S)/series.sh
 
 results: ## Summarise the last `make check` guest run again.
-	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check" "$$($(S)/tests.sh)"
+	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
 
 clean: ## Remove the kernel builds, keep the base and the tree.
 	rm -rf "$${BUILD:-build}"/obj-* "$${BUILD:-build}"/results

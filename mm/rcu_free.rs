@@ -218,8 +218,8 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
 #[inline]
 unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
     // SAFETY: The caller guarantees that `pcp` is valid; `rwork` was initialised at boot and
-    // `system_wq` is always valid.
-    unsafe { bindings::queue_rcu_work(bindings::system_wq, &raw mut (*pcp).rwork) };
+    // `system_dfl_wq` is always valid.
+    unsafe { bindings::queue_rcu_work(bindings::system_dfl_wq, &raw mut (*pcp).rwork) };
 }
 
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         if expedite {
             bindings::queue_work_on(
                 bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
-                bindings::system_wq,
+                bindings::system_dfl_wq,
                 &raw mut (*pcp).expedite,
             );
         }

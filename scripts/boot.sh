@@ -30,6 +30,7 @@ initrd=$BUILD/initramfs.cpio
 [ -f "$initrd" ] || die "no initramfs at $initrd; run 'make image'"
 
 run=$BUILD/results/$CONFIG-$MODE
+[ "$VARIANT" = base ] && run=$run-base
 
 # Two NUMA nodes (list_lru and the deferred split queue are per node).
 mem_mib=${MEM%[MG]}
