@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A correctness stress of page cache reads, for the lockless small reads of
+ * filemap_read() (CONFIG_PAGE_RCU_FREE) and of whatever else reads the page
+ * cache.
+ *
+ * Reader threads pread() 16 bytes, 4 KiB and 64 KiB at random offsets of a
+ * file, each from its own fd and over and over, so the folios get hot (and
+ * PG_rcu_free), and check every byte they get: it is the file's pattern at
+ * that offset, or zero (a hole that a truncate or a hole punch left and no
+ * writer has filled yet). Next to them, for the whole run:
+ *
+ *   - a writer rewrites the pattern over random ranges;
+ *   - a truncater shrinks the file and extends it again;
+ *   - a puncher punches holes (FALLOC_FL_PUNCH_HOLE);
+ *   - a dropper drops the file's cache (POSIX_FADV_DONTNEED) and all clean
+ *     caches (vm.drop_caches);
+ *   - a compactor writes vm.compact_memory;
+ *   - a migrator maps the file and moves its pages between NUMA nodes
+ *     (migrate_pages(2)), when there are two nodes;
+ *   - a second file with another pattern is read and rewritten as well, so
+ *     that a reader that copies from a folio reused for it sees wrong bytes.
+ *
+ * Any other byte is a wrong byte and fails the test. Seeds are fixed: the
+ * order of events varies with the scheduler, the set of operations does not.
+ *
+ * Usage: pagecache_read_stress [-t readers] [-d seconds] [-s MiB] <directory>
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../kselftest.h"
+
+#ifndef FALLOC_FL_KEEP_SIZE
+#define FALLOC_FL_KEEP_SIZE	0x01
+#endif
+#ifndef FALLOC_FL_PUNCH_HOLE
+#define FALLOC_FL_PUNCH_HOLE	0x02
+#endif
+
+#define MAX_READ	(64 << 10)
+
+static char path_a[4096], path_b[4096];
+static size_t file_size = 8 << 20;
+static int nr_readers = 4, duration = 10;
+static atomic_bool stop;
+static atomic_long reads, read_bytes, wrong_bytes, ops[6];
+static const char * const op_names[6] = {
+	"writes", "truncates", "hole punches", "cache drops", "compactions", "migrations",
+};
+
+/* Never 0: a 0 byte is a hole. */
+static inline uint8_t pattern(uint64_t off, uint8_t seed)
+{
+	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ULL + seed;
+
+	return 1 + (x >> 32) % 255;
+}
+
+static void fill(char *buf, uint64_t off, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern(off + i, seed);
+}
+
+static void write_all(int fd, uint64_t off, size_t len, uint8_t seed)
+{
+	static __thread char buf[MAX_READ];
+
+	while (len) {
+		size_t n = len < sizeof(buf) ? len : sizeof(buf);
+
+		fill(buf, off, n, seed);
+		if (pwrite(fd, buf, n, off) != (ssize_t)n)
+			ksft_exit_fail_perror("pwrite");
+		off += n;
+		len -= n;
+	}
+}
+
+static int open_file(const char *path, int flags)
+{
+	int fd = open(path, flags);
+
+	if (fd < 0)
+		ksft_exit_fail_perror(path);
+	return fd;
+}
+
+/* xorshift, one state per thread, fixed seeds. */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct reader_arg {
+	const char *path;
+	uint8_t seed;
+	uint64_t rng;
+};
+
+static void *reader(void *p)
+{
+	struct reader_arg *arg = p;
+	static const size_t sizes[] = { 16, 4096, MAX_READ };
+	char *buf = malloc(MAX_READ);
+	int fd = open_file(arg->path, O_RDONLY);
+	long bad_reported = 0;
+
+	while (!atomic_load(&stop)) {
+		uint64_t r = rnd(&arg->rng);
+		size_t len = sizes[r % 3];
+		/* Mostly the first pages: those get hot. */
+		uint64_t span = (r >> 8) % 4 ? 64 << 10 : file_size;
+		uint64_t off = ((r >> 16) % span) & ~15ULL;
+		ssize_t n = pread(fd, buf, len, off);
+
+		if (n < 0)
+			ksft_exit_fail_perror("pread");
+		atomic_fetch_add(&reads, 1);
+		atomic_fetch_add(&read_bytes, n);
+		for (ssize_t i = 0; i < n; i++) {
+			uint8_t got = buf[i], want = pattern(off + i, arg->seed);
+
+			if (got == want || got == 0)
+				continue;
+			atomic_fetch_add(&wrong_bytes, 1);
+			if (bad_reported++ < 5)
+				ksft_print_msg("%s: offset %llu: byte %#x, want %#x or 0\n",
+					       arg->path, (unsigned long long)(off + i), got, want);
+		}
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void *writer(void *p)
+{
+	struct reader_arg *arg = p;
+	int fd = open_file(arg->path, O_WRONLY);
+	uint64_t rng = 0x77726974ULL + arg->seed;
+
+	while (!atomic_load(&stop)) {
+		uint64_t r = rnd(&rng);
+		uint64_t off = (r % file_size) & ~4095ULL;
+		size_t len = 4096 << ((r >> 32) % 5);
+
+		if (off + len > file_size)
+			len = file_size - off;
+		write_all(fd, off, len, arg->seed);
+		atomic_fetch_add(&ops[0], 1);
+		usleep(1000);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void *truncater(void *unused)
+{
+	int fd = open_file(path_a, O_WRONLY);
+	uint64_t rng = 0x7475726e;
+
+	while (!atomic_load(&stop)) {
+		uint64_t r = rnd(&rng);
+
+		if (ftruncate(fd, file_size / 2 + r % (file_size / 2)) ||
+		    ftruncate(fd, file_size))
+			ksft_exit_fail_perror("ftruncate");
+		atomic_fetch_add(&ops[1], 1);
+		usleep(20000);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void *puncher(void *unused)
+{
+	int fd = open_file(path_a, O_WRONLY);
+	uint64_t rng = 0x70756e63;
+	bool can = true;
+
+	while (!atomic_load(&stop) && can) {
+		uint64_t r = rnd(&rng);
+		/* The hot first pages, most of the time. */
+		uint64_t span = r % 2 ? 64 << 10 : file_size;
+		uint64_t off = ((r >> 8) % span) & ~4095ULL;
+
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, 16384)) {
+			if (errno != EOPNOTSUPP)
+				ksft_exit_fail_perror("fallocate");
+			can = false;
+		}
+		atomic_fetch_add(&ops[2], 1);
+		usleep(5000);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void write_proc(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return;
+	if (write(fd, val, strlen(val)) < 0 && errno != EINVAL)
+		ksft_print_msg("%s: %s\n", path, strerror(errno));
+	close(fd);
+}
+
+static void *dropper(void *unused)
+{
+	int fd = open_file(path_a, O_RDONLY);
+	int round = 0;
+
+	while (!atomic_load(&stop)) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (++round % 8 == 0)
+			write_proc("/proc/sys/vm/drop_caches", "1");
+		atomic_fetch_add(&ops[3], 1);
+		usleep(25000);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void *compactor(void *unused)
+{
+	while (!atomic_load(&stop)) {
+		write_proc("/proc/sys/vm/compact_memory", "1");
+		atomic_fetch_add(&ops[4], 1);
+		usleep(100000);
+	}
+	return NULL;
+}
+
+/* Maps the file and moves the pages it maps between node 0 and node 1. */
+static void *migrator(void *unused)
+{
+	int fd = open_file(path_a, O_RDONLY);
+	char *map = mmap(NULL, file_size, PROT_READ, MAP_SHARED, fd, 0);
+	unsigned long n0 = 1, n1 = 2;
+	int i = 0;
+
+	if (map == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	while (!atomic_load(&stop)) {
+		/* Fault in what is there; a truncated tail would SIGBUS. */
+		for (size_t off = 0; off < 64 << 10; off += 4096)
+			(void)*(volatile char *)(map + off);
+		if (syscall(SYS_migrate_pages, 0, 8 * sizeof(long),
+			    i % 2 ? &n1 : &n0, i % 2 ? &n0 : &n1) < 0) {
+			if (errno == EINVAL || errno == ENOSYS)
+				break;	/* one node */
+			ksft_exit_fail_perror("migrate_pages");
+		}
+		i++;
+		atomic_fetch_add(&ops[5], 1);
+		usleep(50000);
+	}
+	munmap(map, file_size);
+	close(fd);
+	return NULL;
+}
+
+static void create(const char *path, uint8_t seed)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0)
+		ksft_exit_fail_perror(path);
+	write_all(fd, 0, file_size, seed);
+	fsync(fd);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct reader_arg *args;
+	pthread_t *threads;
+	int opt, nr = 0, i;
+
+	while ((opt = getopt(argc, argv, "t:d:s:")) != -1) {
+		switch (opt) {
+		case 't': nr_readers = atoi(optarg); break;
+		case 'd': duration = atoi(optarg); break;
+		case 's': file_size = (size_t)atoi(optarg) << 20; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1 || nr_readers < 1 || duration < 1 || file_size < (1 << 20))
+		goto usage;
+	snprintf(path_a, sizeof(path_a), "%s/pagecache_read_stress.a", argv[optind]);
+	snprintf(path_b, sizeof(path_b), "%s/pagecache_read_stress.b", argv[optind]);
+
+	ksft_print_header();
+	ksft_set_plan(2);
+	create(path_a, 0xa5);
+	create(path_b, 0x3c);
+
+	threads = calloc(nr_readers + 8, sizeof(*threads));
+	args = calloc(nr_readers + 2, sizeof(*args));
+	for (i = 0; i < nr_readers + 2; i++) {
+		/* The last two: a reader and a writer of the other file. */
+		bool b = i >= nr_readers;
+
+		args[i] = (struct reader_arg){ b ? path_b : path_a, b ? 0x3c : 0xa5,
+					       0x9e3779b97f4a7c15ULL * (i + 1) };
+		pthread_create(&threads[nr++], NULL, reader, &args[i]);
+	}
+	pthread_create(&threads[nr++], NULL, writer, &args[0]);
+	pthread_create(&threads[nr++], NULL, writer, &args[nr_readers]);
+	pthread_create(&threads[nr++], NULL, truncater, NULL);
+	pthread_create(&threads[nr++], NULL, puncher, NULL);
+	pthread_create(&threads[nr++], NULL, dropper, NULL);
+	pthread_create(&threads[nr++], NULL, compactor, NULL);
+	pthread_create(&threads[nr++], NULL, migrator, NULL);
+
+	sleep(duration);
+	atomic_store(&stop, true);
+	for (i = 0; i < nr; i++)
+		pthread_join(threads[i], NULL);
+
+	for (i = 0; i < 6; i++)
+		ksft_print_msg("%s: %ld\n", op_names[i], atomic_load(&ops[i]));
+	ksft_test_result(atomic_load(&reads) > 1000, "%ld reads, %ld bytes checked\n",
+			 atomic_load(&reads), atomic_load(&read_bytes));
+	ksft_test_result(atomic_load(&wrong_bytes) == 0, "%ld wrong bytes\n",
+			 atomic_load(&wrong_bytes));
+	unlink(path_a);
+	unlink(path_b);
+	ksft_finished();
+
+usage:
+	fprintf(stderr, "usage: %s [-t readers] [-d seconds] [-s MiB] <directory>\n", argv[0]);
+	return KSFT_FAIL;
+}
