@@ -170,8 +170,8 @@ def main():
         for f in r["failures"][:10]:
             lines.append(f"{'':9}   FAIL: {f}")
     for name, failures in retried:
-        lines.append(f"retried   {name}: its first run failed only by timed-out waits "
-                     f"({', '.join(failures)}); the rerun above counts")
+        lines.append(f"retried   {name}: its first run failed ({', '.join(failures)}); "
+                     f"the rerun above counts (see scripts/guest/tests.txt)")
     if reports:
         lines.append("kernel log reports (first 20 lines; full log in console.log):")
         lines += ["  | " + r for r in reports[:20]]
