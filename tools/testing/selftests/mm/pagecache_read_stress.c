@@ -18,6 +18,10 @@
  *   - a compactor writes vm.compact_memory;
  *   - a migrator maps the file and moves its pages between NUMA nodes
  *     (migrate_pages(2)), when there are two nodes;
+ *   - a churner drops the hot first 64 KiB from the cache and at once fills
+ *     fresh anonymous memory with 0xee, on the same CPU, which mostly gets
+ *     the pages just freed: a reader that copies from a folio that is freed
+ *     and reused under it sees 0xee where the pattern is not;
  *   - a second file with another pattern is read and rewritten as well, so
  *     that a reader that copies from a folio reused for it sees wrong bytes.
  *
@@ -55,9 +59,10 @@ static char path_a[4096], path_b[4096];
 static size_t file_size = 8 << 20;
 static int nr_readers = 4, duration = 10;
 static atomic_bool stop;
-static atomic_long reads, read_bytes, wrong_bytes, ops[6];
-static const char * const op_names[6] = {
+static atomic_long reads, read_bytes, wrong_bytes, ops[7];
+static const char * const op_names[7] = {
 	"writes", "truncates", "hole punches", "cache drops", "compactions", "migrations",
+	"reuses",
 };
 
 /* Never 0: a 0 byte is a hole. */
@@ -278,6 +283,28 @@ static void *migrator(void *unused)
 	return NULL;
 }
 
+/* Frees the hot pages and reuses their memory at once for other data. */
+static void *churner(void *unused)
+{
+	int fd = open_file(path_a, O_RDONLY);
+	size_t len = 64 << 10;
+	char *anon = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (anon == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	while (!atomic_load(&stop)) {
+		posix_fadvise(fd, 0, len, POSIX_FADV_DONTNEED);
+		madvise(anon, len, MADV_DONTNEED);
+		memset(anon, 0xee, len);
+		atomic_fetch_add(&ops[6], 1);
+		usleep(500);
+	}
+	munmap(anon, len);
+	close(fd);
+	return NULL;
+}
+
 static void create(const char *path, uint8_t seed)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -330,13 +357,14 @@ int main(int argc, char **argv)
 	pthread_create(&threads[nr++], NULL, dropper, NULL);
 	pthread_create(&threads[nr++], NULL, compactor, NULL);
 	pthread_create(&threads[nr++], NULL, migrator, NULL);
+	pthread_create(&threads[nr++], NULL, churner, NULL);
 
 	sleep(duration);
 	atomic_store(&stop, true);
 	for (i = 0; i < nr; i++)
 		pthread_join(threads[i], NULL);
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		ksft_print_msg("%s: %ld\n", op_names[i], atomic_load(&ops[i]));
 	ksft_test_result(atomic_load(&reads) > 1000, "%ld reads, %ld bytes checked\n",
 			 atomic_load(&reads), atomic_load(&read_bytes));
