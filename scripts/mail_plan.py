@@ -41,6 +41,8 @@ def parse(text):
 
 
 def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: mail_plan.py PLAN OUTDIR")
     blocks = parse(Path(sys.argv[1]).read_text())
     out = Path(sys.argv[2])
     for i, b in enumerate(blocks, 1):
