@@ -25,11 +25,14 @@ frags=("$TOP/scripts/configs/base.config" "$TOP/scripts/configs/$CONFIG.config")
 } >"$log" 2>&1 || { tail -20 "$log"; die "configuring $CONFIG failed (log: $log)"; }
 
 # Every option the fragments set must come out as set ("=n" as unset); the
-# series' KUnit options only where KUnit is on.
-kunit_off=
-grep -q '^CONFIG_KUNIT=y' "$tmp/.config" || kunit_off=_KUNIT_TEST=
-bad=$(cat "${frags[@]}" | { if [ -n "$kunit_off" ]; then grep -v "$kunit_off"; else cat; fi; } |
-	sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)$/\1 \2/p' |
+# series' KUnit options only where KUnit is on, and its Rust options (those
+# that depend on RUST) only where Rust is on.
+skip='^$'
+grep -q '^CONFIG_KUNIT=y' "$tmp/.config" || skip="$skip|_KUNIT_TEST "
+grep -q '^CONFIG_RUST=y' "$tmp/.config" || skip="$skip|^CONFIG_(MM_RUST_|RUST_|PAGE_RCU_FREE)"
+# A later fragment overrides an earlier one: the last value counts.
+bad=$(cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)$/\1 \2/p' |
+	tac | awk '!seen[$1]++' | tac | grep -Ev "$skip" |
 	while read -r opt val; do
 		got=$(sed -n "s/^$opt=//p" "$tmp/.config")
 		[ -n "$got" ] || got=n
