@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Print the kselftests a check run must report, comma-separated: those of
-# scripts/guest/tests.txt, filtered by TESTS= (names or globs) when set.
+# scripts/guest/tests.txt, filtered by TESTS= (names or globs) when set;
+# without TESTS=, all but the "@optional" ones.
 set -euo pipefail -o noglob
 . "$(dirname "$0")/lib.sh"
 
@@ -15,5 +16,10 @@ for t in ${TESTS//,/ }; do
 	done
 	[ $found = 1 ] || die "TESTS: no test named '$t' (known: ${all[*]})"
 done
-[ -n "$TESTS" ] || picked=("${all[@]}")
+if [ -z "$TESTS" ]; then
+	mapfile -t optional < <(awk '$1 == "@optional" { print $2 }' "$TOP/scripts/guest/tests.txt")
+	for n in "${all[@]}"; do
+		[[ " ${optional[*]} " == *" $n "* ]] || picked+=("$n")
+	done
+fi
 (IFS=,; echo "${picked[*]}")
