@@ -143,10 +143,10 @@ impl PcpGuard {
     }
 
     /// Moves up to a batch of folios from `closed`, whose grace period has passed, to `batch`.
-    /// Returns whether it took any.
-    fn take_done(&mut self, batch: &mut FolioBatch) -> bool {
+    /// Returns the number of pages it took: 0 when none.
+    fn take_done(&mut self, batch: &mut FolioBatch) -> c_ulong {
         if self.closed().is_empty() || !self.closed_done() {
-            return false;
+            return 0;
         }
         let mut taken = 0;
         while batch.space() > 0 {
@@ -160,7 +160,7 @@ impl PcpGuard {
         }
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { (*self.pcp).nr_pages -= taken };
-        taken != 0
+        taken
     }
 }
 
@@ -195,17 +195,12 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
     let mut batch = FolioBatch::new();
     let mut freed = 0;
     loop {
-        {
-            // SAFETY: The caller guarantees that `pcp` is valid.
-            let mut guard = unsafe { PcpGuard::lock(pcp) };
-            if !guard.take_done(&mut batch) {
-                return freed;
-            }
+        // SAFETY: The caller guarantees that `pcp` is valid.
+        let taken = unsafe { PcpGuard::lock(pcp) }.take_done(&mut batch);
+        if taken == 0 {
+            return freed;
         }
-        freed += batch
-            .iter()
-            .map(|f| f.nr_pages() as c_ulong)
-            .sum::<c_ulong>();
+        freed += taken;
         free_batch(&mut batch);
     }
 }
