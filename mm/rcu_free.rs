@@ -298,7 +298,8 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 }
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
-/// period. Returns the number of pages freed; 0 without waiting when none waits.
+/// period, and waits for the work items that are freeing folios they took. Returns the number
+/// of pages it freed itself; it does not wait for a grace period when none waits.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.
@@ -315,14 +316,23 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
         guard.close();
         waiting |= !guard.closed().is_empty();
     });
-    if !waiting {
-        return 0;
-    }
-    // SAFETY: The caller guarantees a context that may sleep.
-    unsafe { bindings::synchronize_rcu_expedited() };
     let mut freed = 0;
-    // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
-    for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
+    if waiting {
+        // SAFETY: The caller guarantees a context that may sleep.
+        unsafe { bindings::synchronize_rcu_expedited() };
+        // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
+        for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
+    }
+    // A work item may have taken a batch off its list before we looked, and still be freeing
+    // it: the caller is about to test that the pages are free, so wait for it.
+    for_each_pcp(|pcp| {
+        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot; the
+        // caller may sleep and is not one of these works.
+        unsafe {
+            bindings::flush_work(&raw mut (*pcp).rwork.work);
+            bindings::flush_work(&raw mut (*pcp).expedite);
+        }
+    });
     freed
 }
 
