@@ -93,6 +93,9 @@ rm -rf "$run" && mkdir -p "$run"
 # 7.3.4 path under TCG, before any of the series runs.
 append="console=ttyS0 loglevel=5 panic=-1 no5lvl series.mode=$MODE"
 [ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
+# A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
+# has one (CONFIG_DMA_CMA).
+grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"
 echo "accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"
 step "boot: $CONFIG kernel, $MODE, $accel, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
 

@@ -13,26 +13,39 @@
  *   allocator gives up;
  * - nr_free_rcu_pages is back to 0 within a second once the load stops;
  * - a hot, flagged folio can be hwpoisoned (MADV_HWPOISON) and soft-offlined
- *   (MADV_SOFT_OFFLINE).
+ *   (MADV_SOFT_OFFLINE);
+ * - with -c <dir>: alloc_contig_range() takes a CMA area holding hot,
+ *   flagged page cache of a file it creates in <dir> (the CMA area of cma=
+ *   on the command line, allocated through /sys/kernel/debug/cma/reserved
+ *   with CONFIG_CMA_DEBUGFS; a block device's page cache is not movable,
+ *   so never in CMA): the folios are migrated out, their frees deferred,
+ *   and the allocation succeeds (within three attempts, as CMA users
+ *   retry) because the waiting pages are freed before it gives up. It is
+ *   skipped when no page cache could be steered into the CMA area.
  *
- * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] <file or block device>
+ * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] <file or block device>
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <linux/mempolicy.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../kselftest.h"
+#include "vm_util.h"
 
 #ifndef MADV_HWPOISON
 #define MADV_HWPOISON		100
@@ -41,16 +54,19 @@
 #define MADV_SOFT_OFFLINE	101
 #endif
 
+#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] <file|blockdev>\n"
+#define CMA_FILE_SIZE	(32UL << 20)
 #define READ_SPAN	(64UL << 20)	/* the part of the file the readers read */
 #define STRIDE		4096UL
 
 static const char *path;
+static const char *cma_dir;
 static int nr_threads = 4;
 static int duration = 10;
 static long hog_mib;
-static volatile bool stop;
+static atomic_bool stop;
 
-static long vmstat(const char *name)
+static long read_vmstat(const char *name)
 {
 	char key[64];
 	long val;
@@ -78,7 +94,8 @@ static long meminfo_kib(const char *name)
 		ksft_exit_fail_perror("/proc/meminfo");
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, name, strlen(name))) {
-			sscanf(line + strlen(name), " %ld", &val);
+			if (sscanf(line + strlen(name), " %ld", &val) != 1)
+				val = -1;
 			break;
 		}
 	}
@@ -118,8 +135,8 @@ static void *reader(void *arg)
 	if (fd < 0)
 		ksft_exit_fail_perror(path);
 	size = span(fd);
-	while (!stop) {
-		for (off = 0; off < size && !stop; off += STRIDE)
+	while (!atomic_load(&stop)) {
+		for (off = 0; off < size && !atomic_load(&stop); off += STRIDE)
 			if (pread(fd, buf, sizeof(buf), off) < 0)
 				ksft_exit_fail_perror("pread");
 		/* One thread drops the hot data now and then. */
@@ -130,17 +147,27 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* Touches hog_mib of anonymous memory in a loop until killed. */
-static void hog(void)
+/*
+ * Touches @mib of anonymous memory in a loop until killed; writes a byte to
+ * @ready (if not -1) once all of it has been touched.
+ */
+static void hog(long mib, int ready)
 {
-	size_t len = (size_t)hog_mib << 20, i;
+	size_t len = (size_t)mib << 20, i;
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		_exit(2);
-	for (;;)
+	for (;;) {
 		for (i = 0; i < len; i += 4096)
 			p[i]++;
+		if (ready >= 0) {
+			if (write(ready, "", 1) != 1)
+				_exit(2);
+			close(ready);
+			ready = -1;
+		}
+	}
 }
 
 /*
@@ -181,15 +208,15 @@ static void poison(int advice, const char *name, off_t off, bool expect_deferred
 	p = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, fd, off);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
-	(void)*(volatile char *)p;
-	deferred = vmstat("rcu_free_deferred");
+	FORCE_READ(*(char *)p);
+	deferred = read_vmstat("rcu_free_deferred");
 	ret = madvise(p, STRIDE, advice);
 	if (ret && (errno == EPERM || errno == EINVAL)) {
 		ksft_test_result_skip("%s: %s\n", name, strerror(errno));
 	} else {
 		munmap(p, STRIDE);
 		p = MAP_FAILED;
-		deferred = vmstat("rcu_free_deferred") - deferred;
+		deferred = read_vmstat("rcu_free_deferred") - deferred;
 		ksft_test_result(!ret && (deferred > 0 || !expect_deferred),
 				 "%s of a hot page cache folio: %s, %ld pages deferred\n",
 				 name, ret ? strerror(errno) : "ok", deferred);
@@ -197,6 +224,250 @@ static void poison(int advice, const char *name, off_t off, bool expect_deferred
 	if (p != MAP_FAILED)
 		munmap(p, STRIDE);
 	close(fd);
+}
+
+#define CMA_DIR		"/sys/kernel/debug/cma/reserved"
+
+static long read_long(const char *file)
+{
+	long val = -1;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
+static int write_long(const char *file, long val)
+{
+	char buf[32];
+	int fd = open(file, O_WRONLY), len, ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%ld", val);
+	if (write(fd, buf, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The offsets of the pages of the span whose page cache sits in the CMA area
+ * [@base, @base + @count): maps the span, faults it in and reads the PFNs
+ * from /proc/self/pagemap. Returns how many it stored in @offs.
+ */
+static long pages_in_cma(int fd, off_t size, long base, long count, off_t *offs)
+{
+	long npages = size / STRIDE, i, n = 0;
+	uint64_t *pfns = calloc(npages, sizeof(*pfns));
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	char *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (!pfns || pagemap < 0 || p == MAP_FAILED)
+		ksft_exit_fail_perror("pagemap");
+	for (i = 0; i < npages; i++)
+		FORCE_READ(p[i * STRIDE]);
+	if (pread(pagemap, pfns, npages * sizeof(*pfns),
+		  (uintptr_t)p / STRIDE * sizeof(*pfns)) != (ssize_t)(npages * sizeof(*pfns)))
+		ksft_exit_fail_perror("pagemap");
+	for (i = 0; i < npages; i++) {
+		long pfn = pfns[i] & ((1ULL << 55) - 1);
+
+		if ((pfns[i] >> 63) && pfn >= base && pfn < base + count)
+			offs[n++] = i * STRIDE;
+	}
+	munmap(p, size);
+	close(pagemap);
+	free(pfns);
+	return n;
+}
+
+/*
+ * Page cache lands in CMA when the rest of the zone runs low: with a hog
+ * holding most of the memory, drop the span and read it back in, until some
+ * of it sits in the CMA area.
+ */
+/* The NUMA node whose zones span @pfn (/proc/zoneinfo), or -1. */
+static int pfn_node(long pfn)
+{
+	long start = -1, spanned;
+	int node = -1, found = -1;
+	char line[256];
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d,", &node) == 1)
+			start = -1;
+		else if (sscanf(line, " spanned %ld", &spanned) == 1 && start >= 0 &&
+			 pfn >= start && pfn < start + spanned)
+			found = node;
+		else if (sscanf(line, " start_pfn: %ld", &start) == 1 && start >= 0 &&
+			 pfn >= start && pfn < start + spanned)
+			found = node;
+	}
+	fclose(f);
+	return found;
+}
+
+/* MemFree of @node in MiB, or -1. */
+static long node_free_mib(int node)
+{
+	char file[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/sys/devices/system/node/node%d/meminfo", node);
+	f = fopen(file, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %*d MemFree: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib < 0 ? -1 : kib / 1024;
+}
+
+/* Binds the allocations of this task to @node (-1: the default policy). */
+static void bind_node(int node)
+{
+	unsigned long mask = node < 0 ? 0 : 1UL << node;
+
+	if (syscall(SYS_set_mempolicy, node < 0 ? MPOL_DEFAULT : MPOL_BIND,
+		    node < 0 ? NULL : &mask, node < 0 ? 0 : 8 * sizeof(mask)))
+		ksft_exit_fail_perror("set_mempolicy");
+}
+
+/*
+ * Movable allocations come from CMA once more than half of a zone's free
+ * memory is CMA (or the rest runs out). So: on the node of the CMA area, a
+ * hog takes all but @margin MiB of the free memory, and the file is dropped
+ * and read back in on that node, until some of it sits in the CMA area.
+ */
+static long fill_cma(int fd, off_t size, long base, long count, off_t *offs)
+{
+	static const long margins[] = { 96, 64, 32 };
+	int node = pfn_node(base), attempt, status, ready[2];
+	long n = pages_in_cma(fd, size, base, count, offs);
+	char c;
+	pid_t pid;
+
+	for (attempt = 0; attempt < 3 && n < 64; attempt++) {
+		long mib = node >= 0 ? node_free_mib(node) - margins[attempt] : hog_mib;
+
+		if (mib <= 0 || pipe(ready))
+			break;
+		pid = fork();
+		if (pid < 0)
+			ksft_exit_fail_perror("fork");
+		if (!pid) {
+			close(ready[0]);
+			bind_node(node);
+			hog(mib, ready[1]);
+		}
+		close(ready[1]);
+		if (read(ready[0], &c, 1) != 1)
+			ksft_print_msg("the CMA hog did not start\n");
+		close(ready[0]);
+		bind_node(node);
+		posix_fadvise(fd, 0, size, POSIX_FADV_DONTNEED);
+		n = pages_in_cma(fd, size, base, count, offs);
+		bind_node(-1);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		ksft_print_msg("node %d, a %ld MiB hog: %ld pages of the file in CMA\n",
+			       node, mib, n);
+	}
+	return n;
+}
+
+/* A file of CMA_FILE_SIZE in cma_dir, written and synced; returns its fd. */
+static int cma_file(char *name, size_t len)
+{
+	static char buf[1 << 16];
+	size_t done;
+	int fd;
+
+	snprintf(name, len, "%s/rcu_free_test.cma", cma_dir);
+	fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		ksft_exit_fail_perror(name);
+	memset(buf, 0x5a, sizeof(buf));
+	for (done = 0; done < CMA_FILE_SIZE; done += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+			ksft_exit_fail_perror(name);
+	if (fsync(fd))
+		ksft_exit_fail_perror("fsync");
+	return fd;
+}
+
+static void cma_test(void)
+{
+	long base = read_long(CMA_DIR "/base_pfn");
+	long count = read_long(CMA_DIR "/count");
+	long chunk, deferred, n, i;
+	int fd, ret, round, attempt;
+	off_t size, *offs;
+	char buf[16], name[4096];
+
+	if (!cma_dir) {
+		ksft_test_result_skip("alloc_contig_range: no -c <dir>\n");
+		return;
+	}
+	if (base < 0 || count <= 0) {
+		ksft_test_result_skip("alloc_contig_range: no CMA area at " CMA_DIR
+				      " (cma= and CONFIG_CMA_DEBUGFS)\n");
+		return;
+	}
+	fd = cma_file(name, sizeof(name));
+	size = CMA_FILE_SIZE;
+	offs = calloc(size / STRIDE, sizeof(*offs));
+	if (!offs)
+		ksft_exit_fail_perror("calloc");
+	n = fill_cma(fd, size, base, count, offs);
+	if (!n) {
+		/* Where movable allocations go is the allocator's choice: nothing to test. */
+		ksft_test_result_skip("alloc_contig_range: none of %s got into the CMA area\n",
+				      name);
+		goto out;
+	}
+	/*
+	 * Hot: 8 rounds over them, with a read of the next page after each
+	 * (a read at the position of the previous one does not count).
+	 */
+	for (round = 0; round < 8; round++)
+		for (i = 0; i < n; i++)
+			if (pread(fd, buf, sizeof(buf), offs[i]) < 0 ||
+			    pread(fd, buf, sizeof(buf), (offs[i] + STRIDE) % size) < 0)
+				ksft_exit_fail_perror("pread");
+
+	chunk = read_long(CMA_DIR "/maxchunk");
+	deferred = read_vmstat("rcu_free_deferred");
+	for (attempt = 1; attempt <= 3; attempt++) {
+		ret = write_long(CMA_DIR "/alloc", chunk);
+		if (ret != -ENOMEM && ret != -EBUSY)
+			break;
+		/* Pages busy for a moment (-EBUSY inside) fail an attempt: CMA users retry. */
+		ksft_print_msg("attempt %d: %s\n", attempt, strerror(-ret));
+		sleep(1);
+	}
+	deferred = read_vmstat("rcu_free_deferred") - deferred;
+	ksft_print_msg("CMA area: %ld pages, %ld of them hot page cache of %s\n", count, n, name);
+	ksft_print_msg("allocating %ld pages: %s, %ld pages deferred\n", chunk,
+		       ret ? strerror(-ret) : "ok", deferred);
+	ksft_test_result(!ret && deferred > 0,
+			 "alloc_contig_range over hot page cache (attempt %d)\n", attempt);
+	if (!ret && write_long(CMA_DIR "/free", chunk))
+		ksft_print_msg("could not free the CMA allocation\n");
+out:
+	free(offs);
+	close(fd);
+	unlink(name);
 }
 
 /* nr_free_rcu_pages with the per-CPU deltas folded in. */
@@ -209,7 +480,7 @@ static long nr_free_rcu_pages(void)
 			ksft_print_msg("stat_refresh: %s\n", strerror(errno));
 		close(fd);
 	}
-	return vmstat("nr_free_rcu_pages");
+	return read_vmstat("nr_free_rcu_pages");
 }
 
 int main(int argc, char **argv)
@@ -221,30 +492,37 @@ int main(int argc, char **argv)
 	pid_t pid;
 	long i;
 
-	while ((opt = getopt(argc, argv, "t:d:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:m:c:")) != -1) {
 		switch (opt) {
-		case 't': nr_threads = atoi(optarg); break;
-		case 'd': duration = atoi(optarg); break;
-		case 'm': hog_mib = atol(optarg); break;
+		case 't':
+			nr_threads = atoi(optarg);
+			break;
+		case 'd':
+			duration = atoi(optarg);
+			break;
+		case 'm':
+			hog_mib = atol(optarg);
+			break;
+		case 'c':
+			cma_dir = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-t threads] [-d seconds] [-m hog-MiB] <file|blockdev>\n",
-				argv[0]);
+			fprintf(stderr, USAGE, argv[0]);
 			return KSFT_FAIL;
 		}
 	}
 	if (optind != argc - 1 || nr_threads < 1 || duration < 1 || hog_mib < 0) {
-		fprintf(stderr, "usage: %s [-t threads] [-d seconds] [-m hog-MiB] <file|blockdev>\n",
-			argv[0]);
+		fprintf(stderr, USAGE, argv[0]);
 		return KSFT_FAIL;
 	}
 	path = argv[optind];
 
 	ksft_print_header();
-	deferred = vmstat("rcu_free_deferred");
-	expedited = vmstat("rcu_free_expedited");
+	deferred = read_vmstat("rcu_free_deferred");
+	expedited = read_vmstat("rcu_free_expedited");
 	if (deferred < 0)
 		ksft_exit_skip("no rcu_free_deferred in /proc/vmstat (CONFIG_PAGE_RCU_FREE off)\n");
-	ksft_set_plan(5);
+	ksft_set_plan(6);
 
 	/* Most of what is available: reclaim has to free page cache, flagged folios too. */
 	if (!hog_mib)
@@ -256,14 +534,14 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		ksft_exit_fail_perror("fork");
 	if (!pid)
-		hog();
+		hog(hog_mib, -1);
 
 	threads = calloc(nr_threads, sizeof(*threads));
 	for (i = 0; i < nr_threads; i++)
 		if (pthread_create(&threads[i], NULL, reader, (void *)i))
 			ksft_exit_fail_msg("pthread_create\n");
 	sleep(duration);
-	stop = true;
+	atomic_store(&stop, true);
 	for (i = 0; i < nr_threads; i++)
 		pthread_join(threads[i], NULL);
 
@@ -277,8 +555,8 @@ int main(int argc, char **argv)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 
-	deferred = vmstat("rcu_free_deferred") - deferred;
-	expedited = vmstat("rcu_free_expedited") - expedited;
+	deferred = read_vmstat("rcu_free_deferred") - deferred;
+	expedited = read_vmstat("rcu_free_expedited") - expedited;
 	ksft_print_msg("deferred: %ld pages, expedited grace periods: %ld\n", deferred, expedited);
 	ksft_test_result(deferred > 0, "frees of hot folios were deferred\n");
 
@@ -294,6 +572,7 @@ int main(int argc, char **argv)
 
 	poison(MADV_HWPOISON, "MADV_HWPOISON", 0, false);
 	poison(MADV_SOFT_OFFLINE, "MADV_SOFT_OFFLINE", 128 * STRIDE, true);
+	cma_test();
 
 	ksft_finished();
 }
