@@ -23,7 +23,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check shell help deps base tree config build kselftests image \
-	boot bench series results clean clean-tree distclean
+	boot bench series series-check results clean clean-tree distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
 	@MODE=demo $(S)/boot.sh
@@ -66,6 +66,9 @@ bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/.
 
 series: base ## Export the mail series (patches/mail.plan) to build/series/.
 	@$(S)/series.sh
+
+series-check: series tree ## Apply the mails with git am; checkpatch and build each step; clippy, rustfmt, rustdoc.
+	@$(S)/series_check.sh
 
 results: ## Summarise the last `make check` guest run again.
 	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"

@@ -14,7 +14,7 @@ PACKAGES=(
 	# Static mm kselftests.
 	gcc libc6-dev libcap-dev libnuma-dev liburing-dev
 	# Series.
-	git perl
+	git perl python3-ply
 )
 BINDGEN_VERSION=0.73.0
 

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the lockless page cache reads of filemap_read().
+ *
+ * Included from mm/filemap.c, so that the tests can reach the window
+ * between the copy and the checks of filemap_read_nolock(): a static stub
+ * of filemap_read_nolock_window() makes the reader lose a race there, and
+ * the read must then return what the normal path returns, not the bytes it
+ * copied. Each test runs on a file of an internal ramfs mount (filemap_read())
+ * and on a shmem file (shmem_file_read_iter()).
+ */
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/mount.h>
+#include <linux/ramfs.h>
+#include <linux/shmem_fs.h>
+
+#define FNK_SIZE	64
+
+struct filemap_nolock_test {
+	struct vfsmount *mnt;	/* the ramfs mount, or NULL for shmem */
+	struct file *file;
+	struct folio *folio;	/* the folio at index 0, a reference held */
+	unsigned int windows;	/* copies that reached the checks */
+	struct folio *copied;	/* the folio of the last of them */
+	void (*race)(struct filemap_nolock_test *t, struct folio *folio);
+};
+
+/*
+ * Between the copy and the checks, under rcu_read_lock(): nothing that may
+ * sleep, so no KUNIT_EXPECT_*() here either.
+ */
+static void filemap_nolock_window_stub(struct folio *folio)
+{
+	struct filemap_nolock_test *t = kunit_get_current_test()->priv;
+
+	t->copied = folio;
+	t->windows++;
+	if (t->race)
+		t->race(t, folio);
+}
+
+static const char * const filemap_nolock_fs[] = { "ramfs", "shmem" };
+
+static void filemap_nolock_fs_desc(const char * const *fs, char *desc)
+{
+	strscpy(desc, *fs, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(filemap_nolock_fs, filemap_nolock_fs, filemap_nolock_fs_desc);
+
+/* A file of an internal ramfs mount, read by filemap_read(). */
+static int fnk_ramfs_file(struct filemap_nolock_test *t)
+{
+	struct file_system_type *type = get_fs_type("ramfs");
+	struct inode *inode;
+
+	if (!type)
+		return -ENODEV;
+	t->mnt = kern_mount(type);
+	put_filesystem(type);
+	if (IS_ERR(t->mnt))
+		return PTR_ERR(t->mnt);
+	inode = ramfs_get_inode(t->mnt->mnt_sb, NULL, S_IFREG | 0600, 0);
+	if (!inode)
+		goto unmount;
+	t->file = alloc_file_pseudo(inode, t->mnt, "filemap_nolock_kunit",
+				    O_RDWR, &ramfs_file_operations);
+	if (IS_ERR(t->file)) {
+		iput(inode);
+		goto unmount;
+	}
+	return 0;
+
+unmount:
+	kern_unmount(t->mnt);
+	return -ENOMEM;
+}
+
+static void fnk_put_file(struct filemap_nolock_test *t)
+{
+	fput(t->file);
+	if (t->mnt)
+		kern_unmount(t->mnt);
+}
+
+static int filemap_nolock_test_init(struct kunit *test)
+{
+	const char * const *fs = test->param_value;
+	struct filemap_nolock_test *t;
+	char buf[FNK_SIZE];
+	loff_t pos = 0;
+	int i, ret;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	if (!strcmp(*fs, "ramfs")) {
+		ret = fnk_ramfs_file(t);
+		if (ret)
+			return ret;
+	} else {
+		t->file = shmem_kernel_file_setup("filemap_nolock_kunit", 0,
+						  mk_vma_flags(VMA_NORESERVE_BIT));
+		if (IS_ERR(t->file))
+			return PTR_ERR(t->file);
+	}
+
+	for (i = 0; i < FNK_SIZE; i++)
+		buf[i] = 'a' + i % 26;
+	if (kernel_write(t->file, buf, FNK_SIZE, &pos) != FNK_SIZE)
+		goto put;
+	t->folio = filemap_get_folio(t->file->f_mapping, 0);
+	if (IS_ERR(t->folio))
+		goto put;
+	/* As hot reads would have left it. */
+	folio_set_rcu_free(t->folio);
+
+	test->priv = t;
+	kunit_activate_static_stub(test, filemap_read_nolock_window,
+				   filemap_nolock_window_stub);
+	return 0;
+
+put:
+	fnk_put_file(t);
+	return -ENOMEM;
+}
+
+static void filemap_nolock_test_exit(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+
+	kunit_deactivate_static_stub(test, filemap_read_nolock_window);
+	folio_put(t->folio);
+	fnk_put_file(t);
+}
+
+/* Reads @len bytes at @pos; returns what read returned. */
+static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, loff_t pos)
+{
+	memset(buf, 0x5a, len);
+	return kernel_read(t->file, buf, len, &pos);
+}
+
+static bool fnk_is_pattern(const char *buf, size_t len, loff_t pos)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != 'a' + (pos + i) % 26)
+			return false;
+	return true;
+}
+
+static bool fnk_is_zero(const char *buf, size_t len)
+{
+	return !memchr_inv(buf, 0, len);
+}
+
+/* A read of a flagged, uptodate folio is copied without a reference. */
+static void filemap_nolock_read_hit(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	int refs = folio_ref_count(t->folio);
+	char buf[16];
+
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 8), sizeof(buf));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 8));
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(t->folio), refs);
+}
+
+/* A folio without PG_rcu_free takes the normal path. */
+static void filemap_nolock_read_unflagged(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	folio_clear_rcu_free(t->folio);
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+}
+
+/* Reads past i_size, or across the end of the folio, take the normal path. */
+static void filemap_nolock_read_bounds(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[32];
+
+	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), FNK_SIZE - 8), 8);
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, 8, FNK_SIZE - 8));
+	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), PAGE_SIZE - 8), 0);
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+}
+
+/* Truncation takes the folio out of the page cache after the copy. */
+static void fnk_remove(struct filemap_nolock_test *t, struct folio *folio)
+{
+	if (!folio_trylock(folio))
+		return;
+	filemap_remove_folio(folio);
+	folio_unlock(folio);
+}
+
+static void filemap_nolock_race_removed(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	t->race = fnk_remove;
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(t->folio->mapping));
+	/* The bytes of the folio the reader copied from are gone: a hole. */
+	KUNIT_EXPECT_TRUE(test, fnk_is_zero(buf, sizeof(buf)));
+}
+
+/* i_size shrinks below the bytes after the copy. */
+static void fnk_shrink(struct filemap_nolock_test *t, struct folio *folio)
+{
+	i_size_write(file_inode(t->file), 4);
+}
+
+static void filemap_nolock_race_shrunk(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	t->race = fnk_shrink;
+	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), 4);
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, 4, 0));
+}
+
+/* The folio stops being uptodate after the copy. */
+static void fnk_not_uptodate(struct filemap_nolock_test *t, struct folio *folio)
+{
+	folio_clear_uptodate(folio);
+}
+
+static void filemap_nolock_race_not_uptodate(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	t->race = fnk_not_uptodate;
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
+	/*
+	 * The normal path takes the folio as not read in yet: ramfs reads it
+	 * in again and fills it with zeroes, shmem reads a hole.
+	 */
+	KUNIT_EXPECT_TRUE(test, fnk_is_zero(buf, sizeof(buf)));
+}
+
+/* With the switch off, no read is copied without a reference. */
+static void filemap_nolock_switch_off(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	static_branch_disable(&filemap_nolock_reads);
+	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	static_branch_enable(&filemap_nolock_reads);
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+}
+
+static struct kunit_case filemap_nolock_test_cases[] = {
+	KUNIT_CASE_PARAM(filemap_nolock_read_hit, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_unflagged, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_bounds, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_race_removed, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_race_shrunk, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_race_not_uptodate, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_switch_off, filemap_nolock_fs_gen_params),
+	{}
+};
+
+static struct kunit_suite filemap_nolock_test_suite = {
+	.name = "filemap_nolock",
+	.init = filemap_nolock_test_init,
+	.exit = filemap_nolock_test_exit,
+	.test_cases = filemap_nolock_test_cases,
+};
+
+kunit_test_suite(filemap_nolock_test_suite);
