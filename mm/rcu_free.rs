@@ -325,6 +325,18 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     }
     // A work item may have taken a batch off its list before we looked, and still be freeing
     // it: the caller is about to test that the pages are free, so wait for it.
+    // SAFETY: The caller may sleep and is not one of the works.
+    unsafe { flush_works() };
+    freed
+}
+
+/// Waits for the works of every CPU that are running (or queued to run) to finish: what they
+/// took off their lists is freed when this returns.
+///
+/// # Safety
+///
+/// Process context that may sleep, not one of the works.
+unsafe fn flush_works() {
     for_each_pcp(|pcp| {
         // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot; the
         // caller may sleep and is not one of these works.
@@ -333,7 +345,6 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
             bindings::flush_work(&raw mut (*pcp).expedite);
         }
     });
-    freed
 }
 
 /// Calls `f` with the `rcu_free_pcp` of every possible CPU.
@@ -426,10 +437,13 @@ mod tests {
         unsafe { bindings::rcu_free_nr_pages() as c_long }
     }
 
-    /// Waits up to ten seconds for everything that waits to be freed by the per-CPU works.
+    /// Waits up to ten seconds for everything that waits to be freed by the per-CPU works,
+    /// including the folios a work has taken off its list and is still freeing.
     fn wait_drained() -> bool {
         for _ in 0..1000 {
             if nr_waiting() == 0 {
+                // SAFETY: A KUnit test runs in process context, not in one of the works.
+                unsafe { flush_works() };
                 return true;
             }
             fsleep(Delta::from_millis(10));
