@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # `make bench`: build the perf kernel of the base (7.3.4 alone) and of the
 # series, boot each with the same guest, run the deferred split workloads
-# (scripts/guest/bench) and report base against series side by side.
-# Results: build/bench/deferred-split.{json,md}.
+# (scripts/guest/bench) and the page cache read workloads
+# (scripts/guest/bench-reads; on the series kernel with the lockless reads
+# on and off in the same boot), and report base against series side by
+# side. Results: build/bench/deferred-split.{json,md} and
+# build/bench/reads.{json,md,png}.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 check_settings
+BENCH=${BENCH:-all}
+case $BENCH in all | deferred-split | reads) export BENCH ;;
+*) die "unknown BENCH '$BENCH' (all, deferred-split, reads)" ;; esac
 out=$BUILD/bench
 mkdir -p "$out"
 "$TOP/scripts/image.sh"
@@ -19,4 +25,9 @@ for variant in base series; do
 	CONFIG=perf MODE=bench "$TOP/scripts/boot.sh"
 	cp "$BUILD/results/perf-bench/results.txt" "$out/$variant.txt"
 done
-"$TOP/scripts/bench_report.py" "$out/base.txt" "$out/series.txt" "$out/deferred-split"
+if [ "$BENCH" != reads ]; then
+	"$TOP/scripts/bench_report.py" "$out/base.txt" "$out/series.txt" "$out/deferred-split"
+fi
+if [ "$BENCH" != deferred-split ]; then
+	/usr/bin/python3 "$TOP/scripts/bench_reads_report.py" "$out/base.txt" "$out/series.txt" "$out/reads"
+fi

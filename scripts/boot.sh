@@ -93,6 +93,7 @@ rm -rf "$run" && mkdir -p "$run"
 # 7.3.4 path under TCG, before any of the series runs.
 append="console=ttyS0 loglevel=5 panic=-1 no5lvl series.mode=$MODE"
 [ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
+[ -n "${BENCH:-}" ] && append+=" series.bench=$BENCH"
 # A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
 # has one (CONFIG_DMA_CMA).
 grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"

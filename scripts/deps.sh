@@ -15,6 +15,8 @@ PACKAGES=(
 	gcc libc6-dev libcap-dev libnuma-dev liburing-dev
 	# Series.
 	git perl python3-ply
+	# Bench plots.
+	python3-matplotlib
 )
 BINDGEN_VERSION=0.73.0
 

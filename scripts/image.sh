@@ -29,7 +29,11 @@ mkdir -p "$root/bench"
 gcc -static -O2 -Wall -Werror -o "$root/bench/deferred_split_bench" \
 	"$TOP/scripts/bench/deferred_split_bench.c" -lpthread ||
 	die "cannot build scripts/bench/deferred_split_bench.c"
+gcc -static -O2 -Wall -Werror -o "$root/bench/read_bench" \
+	"$TOP/scripts/bench/read_bench.c" -lpthread ||
+	die "cannot build scripts/bench/read_bench.c"
 cp "$TOP/scripts/guest/bench" "$root/bench/run"
+cp "$TOP/scripts/guest/bench-reads" "$root/bench/reads"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$BUILD/initramfs.cpio.tmp"
 mv "$BUILD/initramfs.cpio.tmp" "$BUILD/initramfs.cpio"

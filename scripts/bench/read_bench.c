@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The page cache read workloads of `make bench` (seed 002), run in the guest.
+ *
+ *   small FILE THREADS SECONDS   16-byte pread() at offset 0, each thread
+ *                                with its own fd: reads/s.
+ *   large FILE THREADS SECONDS   64 KiB pread() at offset 0 (one large folio
+ *                                on huge tmpfs or ext4 with large folios):
+ *                                MiB/s.
+ *   seq FILE THREADS ROUNDS      every thread reads the whole file in 1 MiB
+ *                                preads, ROUNDS times: MiB/s.
+ *   dontneed FILE THREADS SECONDS  16-byte reads of every page of the file
+ *                                by all threads; thread 0 drops the file's
+ *                                cache (POSIX_FADV_DONTNEED) after each of
+ *                                its passes: MiB/s read.
+ *   refault FILE THREADS SECONDS each thread reads its own 4 KiB pages of
+ *                                the file and drops each after reading it,
+ *                                so that every read faults it in again:
+ *                                reads/s.
+ *   heat FILE                    makes the first 64 pages hot (PG_rcu_free
+ *                                where the series is in): 8 rounds over
+ *                                them, each read from a fresh open file.
+ *   pfn FILE                     prints the PFN of the file's page 0.
+ *
+ * Prints one JSON object.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE		4096L
+
+static const char *path;
+static int nr_threads;
+static double seconds;
+static long rounds;
+static off_t file_size;
+static atomic_bool stop;
+static pthread_barrier_t start;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static int open_file(void)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
+struct worker {
+	pthread_t thread;
+	long id;
+	long ops;
+	long bytes;
+};
+
+/* One pread() of @len at @off, from its own fd, until stopped. */
+static void fixed_reads(struct worker *w, size_t len, off_t off)
+{
+	char *buf = malloc(len);
+	int fd = open_file();
+
+	pthread_barrier_wait(&start);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		if (pread(fd, buf, len, off) != (ssize_t)len)
+			die("pread");
+		w->ops++;
+		w->bytes += len;
+	}
+	close(fd);
+	free(buf);
+}
+
+static void *small(void *arg)
+{
+	fixed_reads(arg, 16, 0);
+	return NULL;
+}
+
+static void *large(void *arg)
+{
+	fixed_reads(arg, 64 << 10, 0);
+	return NULL;
+}
+
+static void *seq(void *arg)
+{
+	struct worker *w = arg;
+	size_t len = 1 << 20;
+	char *buf = malloc(len);
+	int fd = open_file();
+	off_t off;
+	ssize_t n;
+	long r;
+
+	pthread_barrier_wait(&start);
+	for (r = 0; r < rounds; r++) {
+		for (off = 0; off < file_size; off += n) {
+			n = pread(fd, buf, len, off);
+			if (n <= 0)
+				die("pread");
+			w->ops++;
+			w->bytes += n;
+		}
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void *dontneed(void *arg)
+{
+	struct worker *w = arg;
+	int fd = open_file();
+	char buf[16];
+	off_t off;
+
+	pthread_barrier_wait(&start);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (off = 0; off < file_size; off += PAGE) {
+			if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
+				die("pread");
+			w->ops++;
+			w->bytes += PAGE;
+		}
+		if (w->id == 0)
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void *refault(void *arg)
+{
+	struct worker *w = arg;
+	off_t span = file_size / nr_threads / PAGE * PAGE, base = w->id * span, off = 0;
+	int fd = open_file();
+	char buf[PAGE];
+
+	if (span < PAGE)
+		die("refault: file too small for the threads");
+	pthread_barrier_wait(&start);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		if (pread(fd, buf, PAGE, base + off) != PAGE)
+			die("pread");
+		posix_fadvise(fd, base + off, PAGE, POSIX_FADV_DONTNEED);
+		w->ops++;
+		w->bytes += PAGE;
+		off = (off + PAGE) % span;
+	}
+	close(fd);
+	return NULL;
+}
+
+/*
+ * A read counts as an access of its folio unless it starts in the folio
+ * where the last read of the same open file ended: a fresh open file for
+ * every read makes each one count, whatever the folio size.
+ */
+static void heat(void)
+{
+	int round, k, fd;
+	char buf[16];
+
+	for (round = 0; round < 8; round++)
+		for (k = 0; k < 64; k++) {
+			fd = open_file();
+			if (pread(fd, buf, sizeof(buf), k * PAGE) < 0)
+				die("pread");
+			close(fd);
+		}
+	printf("{\"heat\": \"%s\"}\n", path);
+}
+
+static void pfn(void)
+{
+	int fd = open_file(), pagemap = open("/proc/self/pagemap", O_RDONLY);
+	char *p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	uint64_t entry;
+
+	if (p == MAP_FAILED || pagemap < 0)
+		die("pfn");
+	*(volatile char *)p;
+	if (pread(pagemap, &entry, 8, (uintptr_t)p / PAGE * 8) != 8)
+		die("pagemap");
+	printf("%llu\n", (unsigned long long)(entry & ((1ULL << 55) - 1)));
+}
+
+int main(int argc, char **argv)
+{
+	void *(*fn)(void *);
+	struct worker *w;
+	long ops = 0, bytes = 0;
+	struct stat st;
+	double t0, t;
+	int i, fd;
+
+	if (argc == 3 && !strcmp(argv[1], "heat")) {
+		path = argv[2];
+		heat();
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "pfn")) {
+		path = argv[2];
+		pfn();
+		return 0;
+	}
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s small|large|seq|dontneed|refault FILE THREADS SECONDS|ROUNDS\n"
+			"       %s heat|pfn FILE\n", argv[0], argv[0]);
+		return 2;
+	}
+	path = argv[2];
+	nr_threads = atoi(argv[3]);
+	if (!strcmp(argv[1], "small"))
+		fn = small;
+	else if (!strcmp(argv[1], "large"))
+		fn = large;
+	else if (!strcmp(argv[1], "seq"))
+		fn = seq;
+	else if (!strcmp(argv[1], "dontneed"))
+		fn = dontneed;
+	else if (!strcmp(argv[1], "refault"))
+		fn = refault;
+	else
+		return fprintf(stderr, "unknown workload %s\n", argv[1]), 2;
+	if (fn == seq)
+		rounds = atol(argv[4]);
+	else
+		seconds = atof(argv[4]);
+	if (nr_threads < 1 || (fn == seq ? rounds < 1 : seconds <= 0))
+		return fprintf(stderr, "bad THREADS or SECONDS/ROUNDS\n"), 2;
+
+	fd = open_file();
+	if (fstat(fd, &st))
+		die("fstat");
+	file_size = S_ISBLK(st.st_mode) ? lseek(fd, 0, SEEK_END) : st.st_size;
+	close(fd);
+	if (file_size < PAGE)
+		return fprintf(stderr, "%s: too small\n", path), 2;
+
+	w = calloc(nr_threads, sizeof(*w));
+	pthread_barrier_init(&start, NULL, nr_threads + 1);
+	for (i = 0; i < nr_threads; i++) {
+		w[i].id = i;
+		if (pthread_create(&w[i].thread, NULL, fn, &w[i]))
+			die("pthread_create");
+	}
+	pthread_barrier_wait(&start);
+	t0 = now();
+	if (fn != seq) {
+		usleep(seconds * 1e6);
+		atomic_store(&stop, true);
+	}
+	for (i = 0; i < nr_threads; i++) {
+		pthread_join(w[i].thread, NULL);
+		ops += w[i].ops;
+		bytes += w[i].bytes;
+	}
+	t = now() - t0;
+	printf("{\"threads\": %d, \"seconds\": %.3f, \"ops\": %ld, \"ops_per_s\": %.0f, \"mib_per_s\": %.1f}\n",
+	       nr_threads, t, ops, ops / t, bytes / t / (1 << 20));
+	return 0;
+}
