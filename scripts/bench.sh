@@ -23,7 +23,7 @@ for variant in base series; do
 	CONFIG=perf "$TOP/scripts/config.sh"
 	CONFIG=perf "$TOP/scripts/build.sh"
 	CONFIG=perf MODE=bench "$TOP/scripts/boot.sh"
-	cp "$BUILD/results/perf-bench/results.txt" "$out/$variant.txt"
+	cp "$BUILD/results/perf-bench$([ "$variant" = base ] && echo -base)/results.txt" "$out/$variant.txt"
 done
 if [ "$BENCH" != reads ]; then
 	"$TOP/scripts/bench_report.py" "$out/base.txt" "$out/series.txt" "$out/deferred-split"
