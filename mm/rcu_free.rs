@@ -298,8 +298,11 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 }
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
-/// period, and waits for the work items that are freeing folios they took. Returns the number
-/// of pages it freed itself; it does not wait for a grace period when none waits.
+/// period. With `sync`, it also waits for the work items that are freeing folios they took, so
+/// that all that waited is free when it returns: for callers about to test that pages are free
+/// (isolation, memory offline, memory failure). The allocator passes `false`: it must not wait
+/// on a workqueue without a rescuer. Returns the number of pages it freed itself; it does not
+/// wait for a grace period when none waits.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.
@@ -308,7 +311,7 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 ///
 /// Process context that may sleep, outside `rcu_read_lock()`.
 #[export]
-pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
+pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
     let mut waiting = false;
     for_each_pcp(|pcp| {
         // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
@@ -324,9 +327,11 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
         for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
     }
     // A work item may have taken a batch off its list before we looked, and still be freeing
-    // it: the caller is about to test that the pages are free, so wait for it.
-    // SAFETY: The caller may sleep and is not one of the works.
-    unsafe { flush_works() };
+    // it: a caller about to test that the pages are free waits for it.
+    if sync {
+        // SAFETY: The caller may sleep and is not one of the works.
+        unsafe { flush_works() };
+    }
     freed
 }
 
@@ -352,7 +357,7 @@ fn for_each_pcp(mut f: impl FnMut(*mut bindings::rcu_free_pcp)) {
     // SAFETY: `nr_cpu_ids` is set before any page can be freed and never changes after.
     let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
     for cpu in 0..nr_cpu_ids {
-        // SAFETY: Any CPU number may be asked; impossible CPUs give null.
+        // SAFETY: Any CPU number may be asked; CPUs that are not possible give null.
         let pcp = unsafe { bindings::rcu_free_cpu_pcp(cpu as i32) };
         if !pcp.is_null() {
             f(pcp);
@@ -547,7 +552,7 @@ mod tests {
         };
         assert_eq!(counted, before + pages);
         // SAFETY: A KUnit test may sleep.
-        let freed = unsafe { rcu_free_drain_all() };
+        let freed = unsafe { rcu_free_drain_all(true) };
         assert!(freed as c_long <= pages);
         assert!(wait_drained());
         assert_eq!(nr_free_rcu_pages(), before);
