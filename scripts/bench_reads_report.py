@@ -12,22 +12,18 @@ import json
 import sys
 from pathlib import Path
 
+from bench_report import section
+
 MODES = ("base", "off", "on")
 
 
 def load(path):
-    rows, guest, inside = [], {}, False
-    for line in Path(path).read_text(errors="replace").splitlines():
-        if line.startswith("@@@ begin bench reads"):
-            inside = True
-        elif line.startswith("@@@ end bench reads"):
-            inside = False
-        elif inside and line.startswith("{"):
-            r = json.loads(line)
-            if r["bench"] == "guest":
-                guest = r
-            else:
-                rows.append(r)
+    rows, guest = [], {}
+    for r in section(path, "reads"):
+        if r["bench"] == "guest":
+            guest = r
+        else:
+            rows.append(r)
     if not rows:
         sys.exit(f"{path}: no read bench results (did the guest run them?)")
     return guest, rows

@@ -12,15 +12,21 @@ import sys
 from pathlib import Path
 
 
-def load(path):
-    lines, inside, guest = [], False, ""
+def section(path, name):
+    """The JSON lines of the guest's "bench NAME" section in results file PATH."""
+    lines, inside = [], False
     for line in Path(path).read_text(errors="replace").splitlines():
-        if line.startswith("@@@ begin bench"):
-            inside = True
+        if line.split()[:3] == ["@@@", "begin", "bench"]:
+            inside = line.split()[3:4] == [name]
         elif line.startswith("@@@ end bench"):
             inside = False
         elif inside and line.startswith("{"):
             lines.append(json.loads(line))
+    return lines
+
+
+def load(path):
+    lines, guest = section(path, "deferred-split"), ""
     if not lines:
         sys.exit(f"{path}: no bench results (did the guest run the bench?)")
     out = {"guest": {}, "benches": {}}
