@@ -11,11 +11,13 @@
 #   KERNEL_SRC=dir           your own Linux 7.3.4 tree as the base
 #   KERNEL_TARBALL=file      a linux-7.3.4 tarball (e.g. kernel.org's) as the base
 #   BUILD=dir                where everything generated goes           [build]
+#   LLVM_VERSION=19|22       clang of the kernel builds; rustc's LLVM (22) adds
+#                            CONFIG_RUST_INLINE_HELPERS (bench: 22 if installed) [19]
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := demo
-export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE
+export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE LLVM_VERSION
 
 S := scripts
 
@@ -23,7 +25,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check shell help deps base tree config build kselftests image \
-	boot bench series series-check results clean clean-tree distclean
+	boot module bench series series-check results clean clean-tree distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
 	@MODE=demo $(S)/boot.sh
@@ -31,6 +33,7 @@ demo: image build ## Build the kernel, boot it, show the series live, power off.
 		!skip && !/^@@@/' "$${BUILD:-build}/results/$${CONFIG:-test}-demo/results.txt"
 
 check: image build ## Build the test kernel, boot it, run every test: "N passed, N failed".
+	@MODULE_OPTIONAL=1 $(S)/module.sh
 	@MODE=check $(S)/boot.sh || true
 	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
 
@@ -61,6 +64,9 @@ image: kselftests ## Pack the guest initramfs.
 boot: settings ## Boot the last built kernel (MODE=check|demo|shell) without rebuilding.
 	@$(S)/boot.sh
 
+module: settings ## Build the out-of-tree modules (Kbuild) for CONFIG's built kernel; boot loads them.
+	@$(S)/module.sh
+
 bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/.
 	@$(S)/bench.sh
 
@@ -74,7 +80,8 @@ results: ## Summarise the last `make check` guest run again.
 	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
 
 clean: ## Remove the kernel builds, keep the base and the tree.
-	rm -rf "$${BUILD:-build}"/obj-* "$${BUILD:-build}"/results
+	rm -rf "$${BUILD:-build}"/obj-* "$${BUILD:-build}"/results "$${BUILD:-build}"/module-* \
+		"$${BUILD:-build}"/modules-* "$${BUILD:-build}"/.initramfs-*
 
 clean-tree: ## Remove the assembled tree (re-assembled on the next run).
 	rm -rf "$${BUILD:-build}"/tree

@@ -32,6 +32,19 @@ initrd=$BUILD/initramfs.cpio
 run=$BUILD/results/$CONFIG-$MODE
 [ "$VARIANT" = base ] && run=$run-base
 
+# The out-of-tree modules (`make module`), appended to the initramfs as a
+# second archive while this kernel is the one they were built for.
+name=$(basename "$(obj_dir "$CONFIG")" | sed 's/^obj-//')
+modules=$BUILD/modules-$name.cpio
+if [ -f "$modules" ]; then
+	if [ "$(cat "$BUILD/modules-$name.kernel" 2>/dev/null)" = "$(sha256sum <"$kernel" | cut -d' ' -f1)" ]; then
+		cat "$initrd" "$modules" >"$BUILD/.initramfs-$name.cpio"
+		initrd=$BUILD/.initramfs-$name.cpio
+	else
+		step "boot: $modules was built for another kernel; not loaded ('make module CONFIG=$CONFIG')"
+	fi
+fi
+
 # Two NUMA nodes (list_lru and the deferred split queue are per node).
 mem_mib=${MEM%[MG]}
 [ "${MEM: -1}" = G ] && mem_mib=$((mem_mib * 1024))

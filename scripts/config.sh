@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configure build/obj-<CONFIG>: tinyconfig + scripts/configs/base.config +
-# scripts/configs/<CONFIG>.config, then check that every option asked for
+# scripts/configs/<CONFIG>.config (+ CONFIG_RUST_INLINE_HELPERS when
+# LLVM_VERSION is rustc's LLVM major), then check that every option asked for
 # is what the resulting .config says. The .config is replaced only when it
 # changes, so an unchanged configuration keeps the build incremental.
 set -euo pipefail
@@ -9,7 +10,7 @@ set -euo pipefail
 CONFIG=${CONFIG:-test}
 check_config_name "$CONFIG"
 [ -f "$TREE/.assembled" ] || die "no assembled tree; run 'make tree' first"
-need clang-19 ld.lld-19 /usr/bin/rustc "$HOME/.cargo/bin/bindgen"
+need "clang-$LLVM_VERSION" "ld.lld-$LLVM_VERSION" /usr/bin/rustc "$HOME/.cargo/bin/bindgen"
 
 obj=$(obj_dir "$CONFIG")
 tmp=$BUILD/.config-$CONFIG
@@ -17,6 +18,13 @@ rm -rf "$tmp" && mkdir -p "$tmp" "$obj" "$LOGS"
 log=$LOGS/config-$CONFIG.log
 frags=("$TOP/scripts/configs/base.config" "$TOP/scripts/configs/$CONFIG.config")
 [ "$VARIANT" = base ] || frags+=("$TOP/scripts/configs/series.config")
+# Rust and clang of one LLVM: the C helpers are inlined into the Rust code.
+inline=
+if [ "$(rustc_llvm_major)" = "$LLVM_VERSION" ] && grep -qx 'CONFIG_RUST=y' "${frags[@]}"; then
+	inline=$BUILD/.config-inline-helpers
+	printf 'CONFIG_EXPERT=y\nCONFIG_RUST_INLINE_HELPERS=y\n' >"$inline"
+	frags+=("$inline")
+fi
 
 {
 	kmake "$tmp" tinyconfig
@@ -47,3 +55,4 @@ else
 	step "config $CONFIG: written to $obj/.config"
 fi
 rm -rf "$tmp"
+[ -z "$inline" ] || rm -f "$inline"

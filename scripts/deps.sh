@@ -18,6 +18,9 @@ PACKAGES=(
 	# Bench plots.
 	python3-matplotlib
 )
+# Another clang for the kernel builds (LLVM_VERSION=22: rustc's LLVM, for
+# CONFIG_RUST_INLINE_HELPERS).
+[ "$LLVM_VERSION" = 19 ] || PACKAGES+=("clang-$LLVM_VERSION" "lld-$LLVM_VERSION" "llvm-$LLVM_VERSION")
 BINDGEN_VERSION=0.73.0
 
 mkdir -p "$LOGS"

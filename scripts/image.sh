@@ -34,6 +34,7 @@ gcc -static -O2 -Wall -Werror -o "$root/bench/read_bench" \
 	die "cannot build scripts/bench/read_bench.c"
 cp "$TOP/scripts/guest/bench" "$root/bench/run"
 cp "$TOP/scripts/guest/bench-reads" "$root/bench/reads"
+cp "$TOP/scripts/guest/unqueue-test" "$root/kselftest/unqueue-test"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$BUILD/initramfs.cpio.tmp"
 mv "$BUILD/initramfs.cpio.tmp" "$BUILD/initramfs.cpio"

@@ -35,8 +35,22 @@ series) TREE=$BUILD/tree ;;
 base) TREE=$BUILD/tree-base ;;
 *) die "unknown VARIANT '$VARIANT' (series, base)" ;;
 esac
+# LLVM_VERSION: the clang/LLVM the kernels are built with (default 19).
+# With the LLVM major of rustc (rustc-web 1.96: 22), config.sh turns on
+# CONFIG_RUST_INLINE_HELPERS; builds of another LLVM go to their own
+# directories (obj-<config>[-base]-llvm<N>).
+LLVM_VERSION=${LLVM_VERSION:-19}
+
 obj_dir() {
-	if [ "$VARIANT" = base ]; then echo "$BUILD/obj-$1-base"; else echo "$BUILD/obj-$1"; fi
+	local d=$BUILD/obj-$1
+	[ "$VARIANT" = base ] && d+=-base
+	[ "$LLVM_VERSION" = 19 ] || d+=-llvm$LLVM_VERSION
+	echo "$d"
+}
+
+# The LLVM major version rustc is built with.
+rustc_llvm_major() {
+	/usr/bin/rustc --version --verbose 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p'
 }
 
 # Known configurations: scripts/configs/<name>.config on top of base.config.
@@ -55,7 +69,7 @@ check_config_name() {
 kmake() {
 	local o=$1
 	shift
-	make -C "$TREE" O="$o" LLVM=-19 CC="ccache clang-19" \
+	make -C "$TREE" O="$o" LLVM=-"$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION" \
 		RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$HOME/.cargo/bin/bindgen" \
 		RUSTFMT=/usr/bin/rustfmt CLIPPY_DRIVER=/usr/bin/clippy-driver \
 		-j"$(nproc)" "$@"
@@ -64,6 +78,7 @@ kmake() {
 # Check the user's settings (make variables) before any work is done.
 check_settings() {
 	check_config_name "${CONFIG:-test}"
+	[[ $LLVM_VERSION =~ ^[1-9][0-9]*$ ]] || die "LLVM_VERSION must be a clang major version (19, 22), not '$LLVM_VERSION'"
 	case ${ACCEL:-auto} in auto | kvm | tcg) ;; *) die "unknown ACCEL '$ACCEL' (auto, kvm, tcg)" ;; esac
 	[[ ${SMP:-2} =~ ^[1-9][0-9]*$ ]] || die "SMP must be a positive number of vCPUs, not '$SMP'"
 	[[ ${MEM:-2G} =~ ^[1-9][0-9]*[MG]$ ]] || die "MEM must look like 2G or 1536M, not '$MEM'"

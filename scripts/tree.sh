@@ -2,7 +2,8 @@
 # Assemble the kernel tree build/tree (VARIANT=base: build/tree-base, the
 # base alone, for `make bench`): the base (scripts/base.sh), the files
 # this series adds (rust/ mm/ Documentation/ tools/ of this repository, at
-# their kernel paths) and the quilt series patches/ applied on top.
+# their kernel paths) and the quilt series patches/ applied on top
+# (patches/series, then patches/local.series).
 #
 # Re-assembling is incremental: only files whose content changes are
 # written, so the kernel build stays incremental. A file of build/tree that
@@ -35,10 +36,15 @@ patched_files() {
 	done | grep -vx /dev/null | sort -u
 }
 
+# patches/series (the mail series), then patches/local.series (hooks of
+# the bench harness, never mailed).
 series_patches() {
 	[ "$VARIANT" = series ] || return 0
-	[ -f "$TOP/patches/series" ] || return 0
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series" | awk '{print $1}'
+	local s
+	for s in series local.series; do
+		[ -f "$TOP/patches/$s" ] || continue
+		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/$s" | awk '{print $1}'
+	done
 }
 
 if [ ! -f "$TREE/.assembled" ]; then
@@ -78,7 +84,7 @@ for f in "${overlay[@]}"; do
 done
 n=0
 while read -r p; do
-	[ -f "$TOP/patches/$p" ] || die "patches/series lists $p, which does not exist"
+	[ -f "$TOP/patches/$p" ] || die "patches/series or patches/local.series lists $p, which does not exist"
 	out=$(cd "$scratch" && patch -p1 -F0 -N --no-backup-if-mismatch -r - <"$TOP/patches/$p" 2>&1) ||
 		die "patches/$p does not apply to $base: $(echo "$out" | grep -iE 'fail|error|reject' | head -3 | xargs)"
 	n=$((n + 1))
