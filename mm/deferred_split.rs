@@ -13,7 +13,7 @@
 use kernel::{
     bindings,
     mm::{
-        folio::mem_cgroup_disabled,
+        folio::{mem_cgroup_disabled, Folio},
         folio_batch::{FolioBatch, Unreferenced},
         list_lru::{ListLru, ListLruGuard},
         lruvec::LruvecUnlocked,
@@ -38,31 +38,53 @@ use kernel::{
 /// again, and none of them can be on the shrinker's private list, where an unlocked scan may
 /// hold a folio it has a reference to (see `__folio_unqueue_deferred_split()`). The
 /// `&LruvecUnlocked` proves that no lruvec lock is held.
+#[inline]
 pub fn unqueue_batch(
     lru: &ListLru,
     batch: &FolioBatch<Unreferenced>,
+    unlocked: &LruvecUnlocked,
+) -> usize {
+    // Most freed batches have nothing queued: look for the first folio that is without taking
+    // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
+    match batch.iter().position(may_be_queued) {
+        Some(first) => unqueue_from(lru, batch, first, unlocked),
+        None => 0,
+    }
+}
+
+/// Returns whether `folio`, whose reference count is zero, may be on the deferred split queue.
+#[inline]
+fn may_be_queued(folio: &Folio) -> bool {
+    // SAFETY: `may_be_deferred_split()` is true. With a reference count of zero nobody can
+    // queue the folio concurrently, so an empty link means it is not queued.
+    folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
+}
+
+/// [`unqueue_batch`] from the folio at index `first` on.
+#[inline(never)]
+fn unqueue_from(
+    lru: &ListLru,
+    batch: &FolioBatch<Unreferenced>,
+    first: usize,
     _unlocked: &LruvecUnlocked,
 ) -> usize {
     let mut unqueued = 0;
+    // Keeps each folio's memcg alive while its sublist is locked, as C does. Declared before
+    // `locked`, so it is dropped after it.
+    let mut rcu: Option<rcu::Guard> = None;
     let mut locked: Option<ListLruGuard<'_>> = None;
-    // Keeps each folio's memcg alive while its sublist is locked, as C does.
-    let _rcu = rcu::read_lock();
 
-    for folio in batch.iter() {
-        if !folio.may_be_deferred_split() {
-            continue;
-        }
-        // SAFETY: `may_be_deferred_split()` is true. With a reference count of zero nobody can
-        // queue the folio concurrently, so an empty link means it is not queued.
-        if unsafe { folio.deferred_list_is_empty_racy() } {
+    for folio in batch.iter().skip(first) {
+        if !may_be_queued(folio) {
             continue;
         }
         warn_on!(folio.ref_count() != 0);
         warn_on!(!mem_cgroup_disabled() && !folio.memcg_charged());
 
         let nid = folio.nid();
+        rcu.get_or_insert_with(rcu::read_lock);
         // SAFETY: The reference count is zero, so the memcg binding is stable, and we are
-        // under `rcu_read_lock()`, which keeps the memcg alive until `_rcu` is dropped, after
+        // under `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after
         // every guard.
         let memcg = unsafe { folio.memcg() };
         let guard = match locked.take() {
@@ -121,7 +143,6 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
 #[kunit_tests(mm_deferred_split_rust)]
 mod tests {
     use super::*;
-    use kernel::mm::folio::Folio;
 
     /// A charged folio of `order` with a reference count of one.
     fn alloc_folio(order: u32) -> Result<&'static Folio> {

@@ -97,11 +97,16 @@ impl<S: RefState> FolioBatch<S> {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio> + '_ {
         // SAFETY: By the type invariants, `inner` is valid and `nr <= FOLIO_BATCH_SIZE`.
         let folios = unsafe { &(*self.as_raw()).folios };
-        // SAFETY: By the type invariants, the first `nr` entries point to valid folios, which
-        // stay valid while the batch is borrowed.
-        folios[..self.len()]
-            .iter()
-            .map(|&folio| unsafe { Folio::from_raw(folio) })
+        folios[..self.len()].iter().map(|&folio| {
+            if folio.is_null() {
+                // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying
+                // so lets the compiler drop the null test of the `Option<&Folio>` per element.
+                unsafe { core::hint::unreachable_unchecked() }
+            }
+            // SAFETY: By the type invariants, the first `nr` entries point to valid folios,
+            // which stay valid while the batch is borrowed.
+            unsafe { Folio::from_raw(folio) }
+        })
     }
 
     /// Empties the batch, keeping its `percpu_pvec_drained` state: `folio_batch_reinit()`.
