@@ -46,9 +46,14 @@ pub fn unqueue_batch(
 ) -> usize {
     // Most freed batches have nothing queued: look for the first folio that is without taking
     // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
-    match batch.iter().position(may_be_queued) {
-        Some(first) => unqueue_from(lru, batch, first, unlocked),
-        None => 0,
+    let mut folios = batch.iter();
+    loop {
+        let Some(folio) = folios.next() else {
+            return 0;
+        };
+        if may_be_queued(folio) {
+            return unqueue_from(lru, folio, folios, unlocked);
+        }
     }
 }
 
@@ -60,12 +65,12 @@ fn may_be_queued(folio: &Folio) -> bool {
     folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
 }
 
-/// [`unqueue_batch`] from the folio at index `first` on.
+/// [`unqueue_batch`] from `first`, which may be queued, and the folios of the batch after it.
 #[inline(never)]
-fn unqueue_from(
+fn unqueue_from<'a>(
     lru: &ListLru,
-    batch: &FolioBatch<Unreferenced>,
-    first: usize,
+    first: &'a Folio,
+    rest: impl Iterator<Item = &'a Folio>,
     _unlocked: &LruvecUnlocked,
 ) -> usize {
     let mut unqueued = 0;
@@ -74,7 +79,8 @@ fn unqueue_from(
     let mut rcu: Option<rcu::Guard> = None;
     let mut locked: Option<ListLruGuard<'_>> = None;
 
-    for folio in batch.iter().skip(first) {
+    // `Iterator::` as the prelude's `Init` has a `chain()` too.
+    for folio in Iterator::chain(core::iter::once(first), rest) {
         if !may_be_queued(folio) {
             continue;
         }
