@@ -18,10 +18,17 @@
  * partially mapped folio was freed without being taken off the deferred split
  * queue, or that the accounting went wrong.
  *
+ * With -c, the test runs in a new child memory cgroup (cgroup v2; mounted
+ * for the test if it is not), so that the folios are charged to it and sit
+ * on its own deferred split sublists; afterwards its "anon" in memory.stat
+ * must be below 1 MiB: all the large folios the workers mapped were freed
+ * and uncharged (what is left is the test's own stacks and heap).
+ *
  * Needs root (it changes the THP settings, restored on exit) and THP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "vm_util.h"
@@ -42,6 +51,8 @@
 #define MTHP_SIZE		(16 * 1024UL)
 #define SETTLE_TRIES		20
 #define SETTLE_DELAY_US		100000
+/* What the test itself may keep charged to its memory cgroup (-c). */
+#define CGROUP_ANON_LEFT	(1024 * 1024L)
 
 enum {
 	MODE_PMD = 1 << 0,
@@ -485,15 +496,110 @@ static void run_mode(const struct mode *mode, unsigned int nr_threads,
 	ksft_test_result(settled, "%s: %s\n", mode->name, check_names[2]);
 }
 
+static char cgroup_root[PATH_MAX], cgroup_dir[PATH_MAX + 64];
+
+static int cg_write(const char *dir, const char *name, const char *val)
+{
+	char path[PATH_MAX + 128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+/* The "anon" line of the child's memory.stat, or -1. */
+static long cgroup_anon(void)
+{
+	char path[PATH_MAX + 128], line[256];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cgroup_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "anon %ld", &val) == 1)
+			break;
+	fclose(f);
+	return val;
+}
+
+/* Move this process into a new child memory cgroup; skip if impossible. */
+static void enter_cgroup(void)
+{
+	char line[512], pid[32], fs[64], mnt[PATH_MAX];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/self/mounts", "r");
+	if (!f)
+		ksft_exit_fail_perror("/proc/self/mounts");
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %4095s %63s", mnt, fs) == 2 &&
+			!strcmp(fs, "cgroup2");
+	fclose(f);
+	if (found) {
+		snprintf(cgroup_root, sizeof(cgroup_root), "%s", mnt);
+	} else {
+		snprintf(cgroup_root, sizeof(cgroup_root), "/tmp/deferred_split_stress.cg");
+		if ((mkdir(cgroup_root, 0755) && errno != EEXIST) ||
+		    mount("none", cgroup_root, "cgroup2", 0, NULL))
+			ksft_exit_skip("cannot mount cgroup v2: %s\n", strerror(errno));
+	}
+	if (cg_write(cgroup_root, "cgroup.subtree_control", "+memory"))
+		ksft_exit_skip("cannot enable the memory controller: %s\n",
+			       strerror(errno));
+	snprintf(cgroup_dir, sizeof(cgroup_dir), "%s/deferred_split_stress.%d",
+		 cgroup_root, getpid());
+	if (mkdir(cgroup_dir, 0755))
+		ksft_exit_fail_perror("mkdir cgroup");
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cg_write(cgroup_dir, "cgroup.procs", pid))
+		ksft_exit_fail_perror("moving into the cgroup");
+	ksft_print_msg("running in memory cgroup %s\n", cgroup_dir);
+}
+
+/* Back to the root cgroup; the workers' memory must be uncharged. */
+static void leave_cgroup(void)
+{
+	char pid[32];
+	long anon = -1;
+	int i;
+
+	/* The last frees may still sit in per-CPU LRU batches: let them drain. */
+	for (i = 0; i < SETTLE_TRIES; i++) {
+		anon = cgroup_anon();
+		if (anon >= 0 && anon < CGROUP_ANON_LEFT)
+			break;
+		usleep(SETTLE_DELAY_US);
+	}
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cg_write(cgroup_root, "cgroup.procs", pid))
+		ksft_exit_fail_perror("moving back to the root cgroup");
+	ksft_test_result(anon >= 0 && anon < CGROUP_ANON_LEFT,
+			 "memcg: anon below 1 MiB after the run (%ld bytes)\n", anon);
+	if (rmdir(cgroup_dir))
+		ksft_print_msg("rmdir %s: %s\n", cgroup_dir, strerror(errno));
+}
+
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"Usage: %s [-t THREADS] [-d SECONDS] [-s MB] [-r ROUNDS] [-m MODE]\n"
+		"Usage: %s [-t THREADS] [-d SECONDS] [-s MB] [-r ROUNDS] [-m MODE] [-c]\n"
 		"  -t THREADS  worker threads (default: online CPUs)\n"
 		"  -d SECONDS  stop each mode's workers after SECONDS (default 10)\n"
 		"  -s MB       memory per thread, rounded up to the PMD size (default 16)\n"
 		"  -r ROUNDS   stop each worker after ROUNDS rounds (default 200)\n"
-		"  -m MODE     pmd, mthp16k or both (default both)\n",
+		"  -m MODE     pmd, mthp16k or both (default both)\n"
+		"  -c          run in a new child memory cgroup (cgroup v2)\n",
 		prog);
 	exit(KSFT_FAIL);
 }
@@ -518,11 +624,15 @@ int main(int argc, char **argv)
 	unsigned long size_mb = 16;
 	struct thp_settings settings;
 	struct mode pmd, mthp;
+	bool in_cgroup = false;
 	unsigned int order;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:d:s:r:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:s:r:m:c")) != -1) {
 		switch (opt) {
+		case 'c':
+			in_cgroup = true;
+			break;
 		case 't':
 			nr_threads = parse_num(argv[0], optarg);
 			break;
@@ -585,7 +695,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	ksft_set_plan(ARRAY_SIZE(check_names) * __builtin_popcount(modes));
+	ksft_set_plan(ARRAY_SIZE(check_names) * __builtin_popcount(modes) +
+		      in_cgroup);
 
 	/* Restored by an atexit() handler, also on failure and on signals. */
 	thp_save_settings();
@@ -596,10 +707,14 @@ int main(int argc, char **argv)
 		settings.hugepages[order].enabled = THP_NEVER;
 	thp_push_settings(&settings);
 
+	if (in_cgroup)
+		enter_cgroup();
 	if (modes & MODE_PMD)
 		run_mode(&pmd, nr_threads, duration);
 	if (modes & MODE_MTHP)
 		run_mode(&mthp, nr_threads, duration);
+	if (in_cgroup)
+		leave_cgroup();
 
 	ksft_finished();
 }
