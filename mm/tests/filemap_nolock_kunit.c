@@ -114,7 +114,20 @@ static int filemap_nolock_test_init(struct kunit *test)
 	t->folio = filemap_get_folio(t->file->f_mapping, 0);
 	if (IS_ERR(t->folio))
 		goto put;
-	/* As hot reads would have left it. */
+	/*
+	 * As hot reads leave it: as accessed as the LRU records, with
+	 * PG_rcu_free. The drains take it out of the per-CPU LRU batches, which
+	 * hold references: the tests compare reference counts.
+	 */
+	for (i = 0; i < 8 && !filemap_nolock_hot(t->folio); i++) {
+		lru_add_drain_all();
+		folio_mark_accessed(t->folio);
+	}
+	lru_add_drain_all();
+	if (!filemap_nolock_hot(t->folio)) {
+		folio_put(t->folio);
+		goto put;
+	}
 	folio_set_rcu_free(t->folio);
 
 	test->priv = t;
@@ -184,6 +197,38 @@ static void filemap_nolock_read_unflagged(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
 }
 
+/*
+ * A folio that reclaim aged (PG_referenced cleared, as folio_referenced()
+ * and folio_check_references() do) takes the normal path, which records the
+ * access again.
+ */
+static void filemap_nolock_read_aged(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	if (lru_gen_enabled() && folio_test_unevictable(t->folio))
+		kunit_skip(test, "MGLRU records no access to an unevictable folio");
+	folio_clear_referenced(t->folio);
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+	KUNIT_EXPECT_TRUE(test, folio_test_referenced(t->folio));
+}
+
+/* A folio marked for readahead takes the normal path, which starts it. */
+static void filemap_nolock_read_readahead(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	folio_set_readahead(t->folio);
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	folio_clear_readahead(t->folio);
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+}
+
 /* Reads past i_size, or across the end of the folio, take the normal path. */
 static void filemap_nolock_read_bounds(struct kunit *test)
 {
@@ -196,22 +241,26 @@ static void filemap_nolock_read_bounds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
 }
 
-/* Truncation takes the folio out of the page cache after the copy. */
+/*
+ * Truncation takes the folio out of the page cache after the copy. The test
+ * holds the folio lock for it: the window may not sleep.
+ */
 static void fnk_remove(struct filemap_nolock_test *t, struct folio *folio)
 {
-	if (!folio_trylock(folio))
-		return;
 	filemap_remove_folio(folio);
-	folio_unlock(folio);
 }
 
 static void filemap_nolock_race_removed(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
+	ssize_t ret;
 	char buf[16];
 
 	t->race = fnk_remove;
-	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	folio_lock(t->folio);
+	ret = fnk_read(t, buf, sizeof(buf), 0);
+	folio_unlock(t->folio);
+	KUNIT_ASSERT_EQ(test, ret, sizeof(buf));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
 	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
 	KUNIT_EXPECT_NULL(test, READ_ONCE(t->folio->mapping));
@@ -275,6 +324,8 @@ static void filemap_nolock_switch_off(struct kunit *test)
 static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_read_hit, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_unflagged, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_aged, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_readahead, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_bounds, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_removed, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_shrunk, filemap_nolock_fs_gen_params),
