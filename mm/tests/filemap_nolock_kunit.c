@@ -125,8 +125,10 @@ static int filemap_nolock_test_init(struct kunit *test)
 	}
 	lru_add_drain_all();
 	if (!filemap_nolock_hot(t->folio)) {
+		kunit_err(test, "the folio did not get hot\n");
 		folio_put(t->folio);
-		goto put;
+		fnk_put_file(t);
+		return -EAGAIN;
 	}
 	folio_set_rcu_free(t->folio);
 
@@ -198,8 +200,8 @@ static void filemap_nolock_read_unflagged(struct kunit *test)
 }
 
 /*
- * A folio that reclaim aged (PG_referenced cleared, as folio_referenced()
- * and folio_check_references() do) takes the normal path, which records the
+ * A folio that reclaim aged (PG_referenced cleared, as
+ * folio_check_references() does) takes the normal path, which records the
  * access again.
  */
 static void filemap_nolock_read_aged(struct kunit *test)
