@@ -25,7 +25,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check shell help deps base tree config build kselftests image \
-	boot module bench series series-check results clean clean-tree distclean
+	boot module bench series series-b4 series-check results clean clean-tree distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
 	@MODE=demo $(S)/boot.sh
@@ -72,6 +72,9 @@ bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/.
 
 series: base ## Export the mail series (patches/mail.plan) to build/series/.
 	@$(S)/series.sh
+
+series-b4: series ## The series as `b4 send` would send it (b4's dry run, offline): build/series-b4/.
+	@$(S)/series_b4.sh
 
 series-check: series tree ## Apply the mails with git am; checkpatch and build each step; clippy, rustfmt, rustdoc.
 	@$(S)/series_check.sh

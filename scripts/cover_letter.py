@@ -1,25 +1,76 @@
 #!/usr/bin/env python3
 """Fill in the cover letter git format-patch wrote.
 
-Usage: cover_letter.py SERIES_DIR COVER_TEXT [BENCH_MD]
+Usage: cover_letter.py SERIES_DIR COVER_TEXT CHANGELOG VERSION TEXT_OUT [BENCH_MD]
+       cover_letter.py --check CHANGELOG VERSION
+
 COVER_TEXT: subject on the first line, blank line, then the blurb. Where
 the blurb says @BENCH@, the `make bench` table goes (or a line saying
 that no bench results were found).
+
+CHANGELOG: "#" comment lines, then a section per version N > 1, newest
+first: a line "vN:" and what changed since vN-1. For VERSION > 1 the
+"vVERSION:" section must exist; the sections v2..vVERSION go after the
+blurb as "Changes in vN:" blocks, as b4 writes them.
+
+--check only checks CHANGELOG for VERSION (before any work is done).
+
+TEXT_OUT: the filled subject and blurb are written there too (for
+`make series-b4`, which gives them to b4 as the cover letter).
 """
 
+import re
 import sys
 from pathlib import Path
 
 
+def changelog(text, version):
+    """The "Changes in vN:" blocks of versions VERSION down to 2."""
+    sections, cur = {}, None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("#"):
+            continue
+        m = re.fullmatch(r"v([0-9]+):\s*", line)
+        if m:
+            cur = int(m.group(1))
+            if cur < 2 or cur in sections:
+                sys.exit(f"changelog:{n}: 'v{cur}:' is not a new version above v1")
+            sections[cur] = []
+        elif cur is None:
+            if line.strip():
+                sys.exit(f"changelog:{n}: text before the first 'vN:' line: {line!r}")
+        else:
+            sections[cur].append(line)
+    if version > 1 and not any(l.strip() for l in sections.get(version, [])):
+        sys.exit(
+            f"VERSION={version}: patches/changelog has no 'v{version}:' section; "
+            f"say what changed since v{version - 1} there first"
+        )
+    blocks = []
+    for v in sorted((v for v in sections if v <= version), reverse=True):
+        body = "\n".join(sections[v]).strip("\n")
+        blocks.append(f"Changes in v{v}:\n{body}\n")
+    return "\n".join(blocks)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        changelog(Path(sys.argv[2]).read_text(), int(sys.argv[3]))
+        return
+    if len(sys.argv) not in (6, 7):
+        sys.exit("usage: " + __doc__.split("Usage: ")[1].split("\n\n")[0])
     series, cover = Path(sys.argv[1]), Path(sys.argv[2]).read_text()
-    bench = Path(sys.argv[3]) if len(sys.argv) > 3 else None
+    changes = changelog(Path(sys.argv[3]).read_text(), int(sys.argv[4]))
+    text_out = Path(sys.argv[5])
+    bench = Path(sys.argv[6]) if len(sys.argv) > 6 else None
     subject, _, blurb = cover.partition("\n\n")
     if bench and bench.exists():
         table = bench.read_text().strip()
     else:
         table = "(no `make bench` results were found when this series was exported)"
     blurb = blurb.replace("@BENCH@", table).rstrip() + "\n"
+    if changes:
+        blurb += "\n" + changes
     letters = sorted(series.glob("*0000-cover-letter.patch"))
     if len(letters) != 1:
         sys.exit(f"{series}: expected one cover letter, found {len(letters)}")
@@ -29,6 +80,7 @@ def main():
     text = text.replace("*** SUBJECT HERE ***", subject.strip(), 1)
     text = text.replace("*** BLURB HERE ***", blurb, 1)
     letters[0].write_text(text)
+    text_out.write_text(subject.strip() + "\n\n" + blurb)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,12 @@
 """Read patches/mail.plan into one directory per mail patch.
 
 Usage: mail_plan.py PLAN OUTDIR
-Writes OUTDIR/NN/{message,files,quilt}: the commit message (subject, blank
-line, body), the repository files it adds and the quilt patches it
-applies, one per line. Prints the number of patches.
+Writes OUTDIR/NN/{message,notes,files,quilt}: the commit message (subject,
+blank line, body), the notes below its "---" line (what changed in this
+patch since the previous version of the series: the mail carries them
+below its own "---", where git am drops them; empty if none), the
+repository files it adds and the quilt patches it applies, one per line.
+Prints the number of patches.
 """
 
 import sys
@@ -17,7 +20,8 @@ def parse(text):
         if line.startswith("#") and (cur is None or not cur["body"]):
             continue
         if line.startswith("patch:"):
-            cur = {"subject": line[6:].strip(), "files": [], "quilt": [], "body": []}
+            cur = {"subject": line[6:].strip(), "files": [], "quilt": [], "body": [],
+                   "notes": None}
             blocks.append(cur)
         elif cur is None:
             if line.strip():
@@ -26,9 +30,21 @@ def parse(text):
             cur["files"] += line[6:].split()
         elif line.startswith("quilt:") and not cur["body"]:
             cur["quilt"] += line[6:].split()
+        elif cur["notes"] is not None:
+            cur["notes"].append(line)
+        elif line == "---" and cur["body"]:
+            cur["notes"] = []
         else:
             cur["body"].append(line)
     for b in blocks:
+        notes = b["notes"] or []
+        while notes and not notes[0].strip():
+            notes.pop(0)
+        while notes and not notes[-1].strip():
+            notes.pop()
+        if b["notes"] is not None and not notes:
+            sys.exit(f"mail.plan: '---' with no notes after it in: {b['subject']}")
+        b["notes"] = notes
         while b["body"] and not b["body"][0].strip():
             b["body"].pop(0)
         while b["body"] and not b["body"][-1].strip():
@@ -49,6 +65,7 @@ def main():
         d = out / f"{i:02d}"
         d.mkdir(parents=True, exist_ok=True)
         (d / "message").write_text(b["subject"] + "\n\n" + "\n".join(b["body"]) + "\n")
+        (d / "notes").write_text("".join(n + "\n" for n in b["notes"]))
         (d / "files").write_text("".join(f + "\n" for f in b["files"]))
         (d / "quilt").write_text("".join(q + "\n" for q in b["quilt"]))
     print(len(blocks))

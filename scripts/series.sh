@@ -11,6 +11,7 @@ set -euo pipefail
 
 VERSION=${VERSION:-1}
 [[ $VERSION =~ ^[1-9][0-9]*$ ]] || die "VERSION must be a positive number, not '$VERSION'"
+"$TOP/scripts/cover_letter.py" --check "$TOP/patches/changelog" "$VERSION" || exit 1
 out=${SERIES_OUT:-$BUILD/series}
 plan=$TOP/patches/mail.plan
 need git patch perl
@@ -48,6 +49,7 @@ if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$base" ] || [ ! -d "$repo/.git
 fi
 git -C "$repo" checkout -q -f -B series series-base
 git -C "$repo" clean -q -fdx
+git -C "$repo" update-ref -d refs/notes/commits 2>/dev/null || true # notes of an earlier run
 
 # One commit per block of the plan.
 blocks=$BUILD/series-plan
@@ -64,6 +66,9 @@ for d in "$blocks"/*/; do
 	done <"$d/quilt"
 	git -C "$repo" add -A -f
 	git -C "$repo" -c user.name="$name" -c user.email="$email" commit -q -s -F "$d/message"
+	if [ -s "$d/notes" ]; then
+		git -C "$repo" -c user.name="$name" -c user.email="$email" notes add -f -F "$d/notes"
+	fi
 done
 
 # To/Cc from get_maintainer.pl, then the series with its cover letter.
@@ -76,7 +81,8 @@ for p in "${people[@]}"; do
 	case $p in *linux-mm@* | *akpm@*) to_args+=(--to="$p") ;; ?*) cc_args+=(--cc="$p") ;; esac
 done
 git -C "$repo" -c user.name="$name" -c user.email="$email" format-patch -q \
-	--cover-letter -v"$VERSION" --base=series-base --thread=shallow \
+	--cover-letter -v"$VERSION" --base=series-base --thread=shallow --notes \
 	"${to_args[@]}" "${cc_args[@]}" -o "$out" "$range" >/dev/null
-"$TOP/scripts/cover_letter.py" "$out" "$TOP/patches/cover-letter" "$BUILD/bench/deferred-split.md"
+"$TOP/scripts/cover_letter.py" "$out" "$TOP/patches/cover-letter" "$TOP/patches/changelog" \
+	"$VERSION" "$BUILD/series-cover.txt" "$BUILD/bench/deferred-split.md"
 step "series: $n patches and a cover letter in $out"
