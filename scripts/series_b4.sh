@@ -22,7 +22,7 @@ cover=$BUILD/series-cover.txt
 venv=$BUILD/b4-venv
 need git python3
 
-git -C "$repo" rev-parse -q --verify series >/dev/null 2>&1 && [ -f "$cover" ] ||
+{ git -C "$repo" rev-parse -q --verify series >/dev/null 2>&1 && [ -f "$cover" ]; } ||
 	die "no series in $repo; run 'make series' first"
 mapfile -t mails < <(find "$series" -maxdepth 1 -name "v$VERSION-*.patch" | sort)
 [ ${#mails[@]} -gt 1 ] || die "no v$VERSION mails in $series; run 'make series VERSION=$VERSION'"
@@ -63,7 +63,7 @@ mapfile -t emls < <(find "$out" -maxdepth 1 -name '*.eml' | sort)
 diff <(for m in "${mails[@]}"; do subjects "$m"; done) <(for m in "${emls[@]}"; do subjects "$m"; done) >&2 ||
 	die "b4's subjects differ from those of make series (above: < make series, > b4)"
 base=$(sed -n 's/^base-commit: //p' "${mails[0]}")
-[ -n "$base" ] && grep -q "^base-commit: $base" "${emls[0]}" ||
+{ [ -n "$base" ] && grep -q "^base-commit: $base" "${emls[0]}"; } ||
 	die "b4's cover letter does not carry base-commit: $base"
 grep -q "^Subject: \[PATCH$([ "$VERSION" = 1 ] || echo " v$VERSION") 00/" "${emls[0]}" ||
 	die "b4's cover letter is not [PATCH$([ "$VERSION" = 1 ] || echo " v$VERSION") 00/..]"
