@@ -75,6 +75,13 @@ kmake() {
 		-j"$(nproc)" "$@"
 }
 
+# VERSION of the mail series (make series, make series-b4): a positive number.
+series_version() {
+	local v=${VERSION:-1}
+	[[ $v =~ ^[1-9][0-9]*$ ]] || die "VERSION must be a positive number, not '$v'"
+	echo "$v"
+}
+
 # Check the user's settings (make variables) before any work is done.
 check_settings() {
 	check_config_name "${CONFIG:-test}"

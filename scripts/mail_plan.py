@@ -14,6 +14,14 @@ import sys
 from pathlib import Path
 
 
+def strip_blank(lines):
+    """Drops the blank lines at both ends of `lines`, in place."""
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+
+
 def parse(text):
     blocks, cur = [], None
     for line in text.splitlines():
@@ -38,17 +46,11 @@ def parse(text):
             cur["body"].append(line)
     for b in blocks:
         notes = b["notes"] or []
-        while notes and not notes[0].strip():
-            notes.pop(0)
-        while notes and not notes[-1].strip():
-            notes.pop()
+        strip_blank(notes)
         if b["notes"] is not None and not notes:
             sys.exit(f"mail.plan: '---' with no notes after it in: {b['subject']}")
         b["notes"] = notes
-        while b["body"] and not b["body"][0].strip():
-            b["body"].pop(0)
-        while b["body"] and not b["body"][-1].strip():
-            b["body"].pop()
+        strip_blank(b["body"])
         if len(b["subject"]) > 75:
             sys.exit(f"mail.plan: subject longer than 75 characters: {b['subject']}")
         if not b["body"]:

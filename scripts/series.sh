@@ -9,8 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-VERSION=${VERSION:-1}
-[[ $VERSION =~ ^[1-9][0-9]*$ ]] || die "VERSION must be a positive number, not '$VERSION'"
+VERSION=$(series_version)
 "$TOP/scripts/cover_letter.py" --check "$TOP/patches/changelog" "$VERSION" || exit 1
 out=${SERIES_OUT:-$BUILD/series}
 plan=$TOP/patches/mail.plan

@@ -13,8 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 B4_VERSION=0.16.0
-VERSION=${VERSION:-1}
-[[ $VERSION =~ ^[1-9][0-9]*$ ]] || die "VERSION must be a positive number, not '$VERSION'"
+VERSION=$(series_version)
 out=${SERIES_B4_OUT:-$BUILD/series-b4}
 series=${SERIES_OUT:-$BUILD/series}
 repo=$BUILD/series-git
@@ -65,9 +64,12 @@ diff <(for m in "${mails[@]}"; do subjects "$m"; done) <(for m in "${emls[@]}"; 
 base=$(sed -n 's/^base-commit: //p' "${mails[0]}")
 { [ -n "$base" ] && grep -q "^base-commit: $base" "${emls[0]}"; } ||
 	die "b4's cover letter does not carry base-commit: $base"
-grep -q "^Subject: \[PATCH$([ "$VERSION" = 1 ] || echo " v$VERSION") 00/" "${emls[0]}" ||
-	die "b4's cover letter is not [PATCH$([ "$VERSION" = 1 ] || echo " v$VERSION") 00/..]"
-to=$(sed -n '/^To:/,/^[A-Z][a-zA-Z-]*: /p' "${emls[0]}" | grep -o '<[^>]*>\|[^ ,<]*@[^ ,>]*' | sort -u | wc -l)
-cc=$(sed -n '/^Cc:/,/^[A-Z][a-zA-Z-]*: /p' "${emls[0]}" | grep -o '<[^>]*>\|[^ ,<]*@[^ ,>]*' | sort -u | wc -l)
+prefix=PATCH
+[ "$VERSION" = 1 ] || prefix+=" v$VERSION"
+grep -q "^Subject: \[$prefix 00/" "${emls[0]}" || die "b4's cover letter is not [$prefix 00/..]"
+# The addresses of header $1 of the cover letter.
+addresses() { sed -n "/^$1:/,/^[A-Z][a-zA-Z-]*: /p" "${emls[0]}" | grep -o '<[^>]*>\|[^ ,<]*@[^ ,>]*' | sort -u | wc -l; }
+to=$(addresses To)
+cc=$(addresses Cc)
 step "series-b4: ${#emls[@]} mails as b4 $B4_VERSION would send them (To: $to, Cc: $cc) in $out"
 echo "Send them with: cd $repo && git checkout b4/series && $venv/bin/b4 send (or git send-email $series/*.patch)"
