@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Fill in the cover letter git format-patch wrote.
 
-Usage: cover_letter.py SERIES_DIR COVER_TEXT CHANGELOG VERSION TEXT_OUT [BENCH_MD]
+Usage: cover_letter.py SERIES_DIR COVER_TEXT CHANGELOG VERSION TEXT_OUT [BENCH_MD [READS_MD]]
        cover_letter.py --check CHANGELOG VERSION
 
 COVER_TEXT: subject on the first line, blank line, then the blurb. Where
-the blurb says @BENCH@, the `make bench` table goes (or a line saying
-that no bench results were found).
+the blurb says @BENCH@, the deferred split tables of `make bench` go, and
+where it says @READS@, its read tables (or a line saying that no bench
+results were found).
 
 CHANGELOG: "#" comment lines, then a section per version N > 1, newest
 first: a line "vN:" and what changed since vN-1. For VERSION > 1 the
@@ -57,18 +58,20 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         changelog(Path(sys.argv[2]).read_text(), int(sys.argv[3]))
         return
-    if len(sys.argv) not in (6, 7):
+    if len(sys.argv) not in (6, 7, 8):
         sys.exit("usage: " + __doc__.split("Usage: ")[1].split("\n\n")[0])
     series, cover = Path(sys.argv[1]), Path(sys.argv[2]).read_text()
     changes = changelog(Path(sys.argv[3]).read_text(), int(sys.argv[4]))
     text_out = Path(sys.argv[5])
-    bench = Path(sys.argv[6]) if len(sys.argv) > 6 else None
     subject, _, blurb = cover.partition("\n\n")
-    if bench and bench.exists():
-        table = bench.read_text().strip()
-    else:
-        table = "(no `make bench` results were found when this series was exported)"
-    blurb = blurb.replace("@BENCH@", table).rstrip() + "\n"
+    for mark, i in (("@BENCH@", 6), ("@READS@", 7)):
+        md = Path(sys.argv[i]) if len(sys.argv) > i else None
+        if md and md.exists():
+            table = md.read_text().strip()
+        else:
+            table = "(no `make bench` results were found when this series was exported)"
+        blurb = blurb.replace(mark, table)
+    blurb = blurb.rstrip() + "\n"
     if changes:
         blurb += "\n" + changes
     letters = sorted(series.glob("*0000-cover-letter.patch"))

@@ -15,8 +15,8 @@ PACKAGES=(
 	gcc libc6-dev libcap-dev libnuma-dev liburing-dev
 	# Series.
 	git perl python3-ply
-	# Bench plots.
-	python3-matplotlib
+	# Bench: plots, and mkfs.xfs for the guest's XFS.
+	python3-matplotlib xfsprogs
 )
 # Another clang for the kernel builds (LLVM_VERSION=22: rustc's LLVM, for
 # CONFIG_RUST_INLINE_HELPERS).

@@ -32,6 +32,14 @@ gcc -static -O2 -Wall -Werror -o "$root/bench/deferred_split_bench" \
 gcc -static -O2 -Wall -Werror -o "$root/bench/read_bench" \
 	"$TOP/scripts/bench/read_bench.c" -lpthread ||
 	die "cannot build scripts/bench/read_bench.c"
+# mkfs.xfs (xfsprogs) for the XFS of the read benchmarks: dynamically
+# linked, so with its libraries and loader at their paths.
+if [ -x /sbin/mkfs.xfs ]; then
+	for f in /sbin/mkfs.xfs $(ldd /sbin/mkfs.xfs | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$f")"
+		cp -L "$f" "$root$f"
+	done
+fi
 cp "$TOP/scripts/guest/bench" "$root/bench/run"
 cp "$TOP/scripts/guest/bench-reads" "$root/bench/reads"
 cp "$TOP/scripts/guest/unqueue-test" "$root/kselftest/unqueue-test"

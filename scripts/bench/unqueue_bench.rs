@@ -8,6 +8,12 @@
 //! the C loop of `folio_unqueue_deferred_split()` calls, which `patches/local.series` keeps
 //! (and exports, with `deferred_split_folio()`) for this module only.
 //!
+//! One more case, `lruvec_relock`, times the locking of `folio_batch_move_lru()` (the lruvec of
+//! the first folio locked, relocked for each next one, unlocked at the end) done with the Rust
+//! [`LruvecGuard`](kernel::mm::lruvec::LruvecGuard) against the same C code
+//! (`folio_batch_lruvec_relock_c()`, `patches/local.series`), on one batch of 31 folios of one
+//! lruvec: what the guard's lock and relock cost against `folio_lruvec_relock_irqsave()`.
+//!
 //! For each case, `rounds` rounds; in each round both variants run once, in alternating order,
 //! on a batch of 31 charged folios with a reference count of zero, queued again before each
 //! variant when the case queues. The time of a variant in a round is that of `calls` calls,
@@ -21,6 +27,7 @@ use kernel::{
     mm::{
         folio::Folio,
         folio_batch::{FolioBatch, FOLIO_BATCH_SIZE},
+        lruvec::LruvecUnlocked,
     },
     prelude::*,
     time::{Instant, Monotonic},
@@ -46,6 +53,21 @@ module! {
 unsafe extern "C" {
     /// The C loop (`mm/folio.c`, `patches/local.series`).
     fn folio_batch_unqueue_deferred_split_c(fbatch: *mut bindings::folio_batch);
+    /// The locking of `folio_batch_move_lru()` in C (`mm/folio.c`, `patches/local.series`).
+    fn folio_batch_lruvec_relock_c(fbatch: *mut bindings::folio_batch);
+}
+
+/// `folio_batch_lruvec_relock_c()` with the Rust guard. Not inlined, so that its code can be
+/// compared with the C function's in the disassembly.
+#[inline(never)]
+fn folio_batch_lruvec_relock_rust(unlocked: &mut LruvecUnlocked, batch: &FolioBatch) {
+    let mut folios = batch.iter();
+    if let Some(first) = folios.next() {
+        let mut guard = unlocked.lock_irqsave(first);
+        for folio in folios {
+            guard = guard.relock(folio);
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -206,11 +228,12 @@ impl Folios {
         }
     }
 
-    /// A batch of the folios, which must be frozen.
+    /// A batch of the folios (frozen for the unqueue: see [`FolioBatch::assume_unreferenced`]).
     fn batch(&self) -> FolioBatch {
         let mut batch = FolioBatch::new();
         for folio in self.iter() {
-            // SAFETY: The folios outlive the batch (it is used within `run()`).
+            // SAFETY: The folios outlive the batch (it is used within `run()` and
+            // `run_relock()`).
             let _ = unsafe { batch.push(folio) };
         }
         batch
@@ -323,6 +346,57 @@ fn run(case: &Case, rounds: u32, overhead: i64) -> Result {
     Ok(())
 }
 
+/// Times the lruvec locking of a batch, Rust against C, and prints its JSON line (in the
+/// format of the unqueue cases).
+fn run_relock(rounds: u32, overhead: i64) -> Result {
+    const CALLS: u32 = 64;
+    let folios = Folios::new(0)?;
+    let batch = folios.batch();
+    let mut samples = [
+        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
+        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
+    ];
+    // SAFETY: Module init holds no lruvec lock, and takes none but through this token.
+    let mut unlocked = unsafe { LruvecUnlocked::new() };
+    for round in 0..rounds {
+        let order = if round % 2 == 0 {
+            [Variant::C, Variant::Rust]
+        } else {
+            [Variant::Rust, Variant::C]
+        };
+        for variant in order {
+            let t = now();
+            for _ in 0..CALLS {
+                match variant {
+                    // SAFETY: A valid batch of folios we hold references to (charged: their
+                    // lruvec is their memcg's); no lruvec lock is held.
+                    Variant::C => unsafe { folio_batch_lruvec_relock_c(batch.as_raw()) },
+                    Variant::Rust => folio_batch_lruvec_relock_rust(&mut unlocked, &batch),
+                }
+            }
+            let ns = t.elapsed().as_nanos() - overhead;
+            samples[variant as usize].push(ns, GFP_KERNEL)?;
+        }
+    }
+    let (c_median, c_mean) = stats(&mut samples[Variant::C as usize]);
+    let (rust_median, rust_mean) = stats(&mut samples[Variant::Rust as usize]);
+    let per_batch = |ns: i64| ns.checked_div(i64::from(CALLS)).unwrap_or(0);
+    pr_info!(
+        "{{\"case\": \"lruvec_relock\", \"order\": 0, \"folios\": {}, \"queued\": false, \
+         \"rounds\": {}, \"calls\": {}, \"c_ns\": {}, \"rust_ns\": {}, \"c_mean_ns\": {}, \
+         \"rust_mean_ns\": {}, \"clock_ns\": {}}}\n",
+        batch.len(),
+        rounds,
+        CALLS,
+        per_batch(c_median),
+        per_batch(rust_median),
+        per_batch(c_mean),
+        per_batch(rust_mean),
+        overhead
+    );
+    Ok(())
+}
+
 struct UnqueueBench;
 
 impl kernel::Module for UnqueueBench {
@@ -336,6 +410,7 @@ impl kernel::Module for UnqueueBench {
         for case in &CASES {
             run(case, rounds, overhead)?;
         }
+        run_relock(rounds, overhead)?;
         Ok(UnqueueBench)
     }
 }
