@@ -90,25 +90,36 @@ def main():
                   f"{ratio(v['on'], v['base'])} |")
 
     for w, what in (("mechanism", "16-byte read"), ("mechanism64k", "64K read of a large folio")):
+        large = w == "mechanism64k"
         md += ["", f"Writes to the hot folio per {what}, one thread, all rounds (reference "
                "count changes from the page_ref tracepoints on its PFN, plus 2 per "
-               "folio_unlock() call):", "", "| fs | base | off | on |", "|---|---:|---:|---:|"]
+               "folio_unlock() call)" + ("; folio order: of the folio read, in every round"
+                                         if large else "") + ":", "",
+               "| fs | base | off | on |" + (" folio order |" if large else ""),
+               "|---|---:|---:|---:|" + ("---:|" if large else "")]
         for (wl, fs, n), m in sorted(data.items()):
             if wl != w:
                 continue
             cells = []
+            if large:
+                orders = sorted({r["folio_order"] for rs in data.get(("folio", fs, 1), {}).values()
+                                 for r in rs})
+                cells_tail = [f"{orders[0]}" if len(orders) == 1 else
+                              f"{orders[0]}-{orders[-1]}" if orders else "-"]
+            else:
+                cells_tail = []
             for k in MODES:
                 rs = m.get(k, [])
                 reads = sum(r["reads"] for r in rs)
                 writes = sum(r["ref_ops"] + r["lock_ops"] for r in rs)
                 cells.append(f"{writes / reads:.2f}" if reads else "-")
-            md.append(f"| {fs} | " + " | ".join(cells) + " |")
+            md.append(f"| {fs} | " + " | ".join(cells + cells_tail) + " |")
 
     md += ["", "Other workloads, MiB/s (refault: reads/s):", "",
            "| workload | fs | threads | base | off | on | on/off | on/off range | on/base |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for (w, fs, n), m in sorted(data.items()):
-        if w in ("small", "mechanism", "mechanism64k"):
+        if w in ("small", "mechanism", "mechanism64k", "folio"):
             continue
         key = "ops_per_s" if w == "refault" else "mib_per_s"
         v = {k: median(m.get(k), key) for k in MODES}

@@ -21,6 +21,15 @@
  *                                where the series is in): 8 rounds over
  *                                them, each read from a fresh open file.
  *   pfn FILE                     prints the PFN of the file's page 0.
+ *   folio FILE                   makes the file's first 2 MiB one large
+ *                                folio where the file system allows it: drops
+ *                                them (POSIX_FADV_DONTNEED) and faults them
+ *                                back through a MADV_HUGEPAGE mapping, whose
+ *                                readahead allocates PMD-sized folios; then
+ *                                prints the order of the folio at page 0
+ *                                (/proc/kpageflags). A read brings page 0 in
+ *                                as order 0, and readahead only grows the
+ *                                folios after it.
  *
  * Prints one JSON object.
  */
@@ -196,7 +205,20 @@ static void heat(void)
 	printf("{\"heat\": \"%s\"}\n", path);
 }
 
-static void pfn(void)
+
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+
+static uint64_t kpageflags(int fd, uint64_t pfn)
+{
+	uint64_t flags;
+
+	if (pread(fd, &flags, 8, pfn * 8) != 8)
+		die("kpageflags");
+	return flags;
+}
+
+static uint64_t page0_pfn(void)
 {
 	int fd = open_file(), pagemap = open("/proc/self/pagemap", O_RDONLY);
 	char *p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
@@ -207,7 +229,43 @@ static void pfn(void)
 	*(volatile char *)p;
 	if (pread(pagemap, &entry, 8, (uintptr_t)p / PAGE * 8) != 8)
 		die("pagemap");
-	printf("%llu\n", (unsigned long long)(entry & ((1ULL << 55) - 1)));
+	munmap(p, PAGE);
+	close(pagemap);
+	close(fd);
+	return entry & ((1ULL << 55) - 1);
+}
+
+static void pfn(void)
+{
+	printf("%llu\n", (unsigned long long)page0_pfn());
+}
+
+static void folio(void)
+{
+	const size_t len = 2L << 20;
+	int fd = open_file(), kpf = open("/proc/kpageflags", O_RDONLY);
+	uint64_t head;
+	char *p;
+	int nr;
+
+	if (kpf < 0)
+		die("/proc/kpageflags");
+	if (posix_fadvise(fd, 0, len, POSIX_FADV_DONTNEED))
+		die("fadvise");
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	if (madvise(p, len, MADV_HUGEPAGE))
+		die("madvise");
+	*(volatile char *)p;
+	munmap(p, len);
+	close(fd);
+	head = page0_pfn();
+	nr = 1;
+	if (kpageflags(kpf, head) & (1ULL << KPF_COMPOUND_HEAD))
+		while (nr < 512 && kpageflags(kpf, head + nr) & (1ULL << KPF_COMPOUND_TAIL))
+			nr++;
+	printf("{\"folio_order\": %d}\n", __builtin_ctz(nr));
 }
 
 int main(int argc, char **argv)
@@ -229,9 +287,14 @@ int main(int argc, char **argv)
 		pfn();
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "folio")) {
+		path = argv[2];
+		folio();
+		return 0;
+	}
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s small|large|seq|dontneed|refault FILE THREADS SECONDS|ROUNDS\n"
-			"       %s heat|pfn FILE\n", argv[0], argv[0]);
+			"       %s heat|pfn|folio FILE\n", argv[0], argv[0]);
 		return 2;
 	}
 	path = argv[2];
