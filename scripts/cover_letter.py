@@ -7,7 +7,8 @@ Usage: cover_letter.py SERIES_DIR COVER_TEXT CHANGELOG VERSION TEXT_OUT [BENCH_M
 COVER_TEXT: subject on the first line, blank line, then the blurb. Where
 the blurb says @BENCH@, the deferred split tables of `make bench` go, and
 where it says @READS@, its read tables (or a line saying that no bench
-results were found).
+results were found). Their prose is wrapped at 72 columns, as mail is;
+table rows stay as they are.
 
 CHANGELOG: "#" comment lines, then a section per version N > 1, newest
 first: a line "vN:" and what changed since vN-1. For VERSION > 1 the
@@ -22,6 +23,7 @@ TEXT_OUT: the filled subject and blurb are written there too (for
 
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 
@@ -54,6 +56,17 @@ def changelog(text, version):
     return "\n".join(blocks)
 
 
+def wrap_prose(md):
+    """Markdown with its paragraphs wrapped at 72 columns, tables as they are."""
+    out = []
+    for line in md.splitlines():
+        if line.startswith("|") or not line.strip():
+            out.append(line)
+        else:
+            out.extend(textwrap.wrap(line, 72, break_long_words=False, break_on_hyphens=False))
+    return "\n".join(out)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         changelog(Path(sys.argv[2]).read_text(), int(sys.argv[3]))
@@ -67,7 +80,7 @@ def main():
     for mark, i in (("@BENCH@", 6), ("@READS@", 7)):
         md = Path(sys.argv[i]) if len(sys.argv) > i else None
         if md and md.exists():
-            table = md.read_text().strip()
+            table = wrap_prose(md.read_text().strip())
         else:
             table = "(no `make bench` results were found when this series was exported)"
         blurb = blurb.replace(mark, table)

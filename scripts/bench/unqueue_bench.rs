@@ -83,6 +83,24 @@ impl Variant {
             Variant::Rust => "Rust",
         }
     }
+
+    /// Both variants, in the order of round `round`: C first in even rounds, Rust first in
+    /// odd ones, so that neither always runs on a cache the other warmed.
+    fn in_round(round: u32) -> [Variant; 2] {
+        if round % 2 == 0 {
+            [Variant::C, Variant::Rust]
+        } else {
+            [Variant::Rust, Variant::C]
+        }
+    }
+}
+
+/// One sample vector per variant, for `rounds` rounds.
+fn sample_vecs(rounds: u32) -> Result<[KVec<i64>; 2]> {
+    Ok([
+        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
+        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
+    ])
 }
 
 /// A workload: the folios of the batch and what is done to them before each call.
@@ -276,20 +294,12 @@ fn clock_overhead(rounds: u32) -> Result<i64> {
 /// Runs `case` and prints its JSON line.
 fn run(case: &Case, rounds: u32, overhead: i64) -> Result {
     let mut folios = Folios::new(case.order)?;
-    let mut samples = [
-        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
-        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
-    ];
+    let mut samples = sample_vecs(rounds)?;
     if case.queue.is_none() {
         folios.freeze()?;
     }
     for round in 0..rounds {
-        let order = if round % 2 == 0 {
-            [Variant::C, Variant::Rust]
-        } else {
-            [Variant::Rust, Variant::C]
-        };
-        for variant in order {
+        for variant in Variant::in_round(round) {
             if let Some(partially_mapped) = case.queue {
                 folios.unfreeze();
                 folios.queue(partially_mapped)?;
@@ -352,19 +362,11 @@ fn run_relock(rounds: u32, overhead: i64) -> Result {
     const CALLS: u32 = 64;
     let folios = Folios::new(0)?;
     let batch = folios.batch();
-    let mut samples = [
-        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
-        KVec::with_capacity(rounds as usize, GFP_KERNEL)?,
-    ];
+    let mut samples = sample_vecs(rounds)?;
     // SAFETY: Module init holds no lruvec lock, and takes none but through this token.
     let mut unlocked = unsafe { LruvecUnlocked::new() };
     for round in 0..rounds {
-        let order = if round % 2 == 0 {
-            [Variant::C, Variant::Rust]
-        } else {
-            [Variant::Rust, Variant::C]
-        };
-        for variant in order {
+        for variant in Variant::in_round(round) {
             let t = now();
             for _ in 0..CALLS {
                 match variant {

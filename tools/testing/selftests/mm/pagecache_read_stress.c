@@ -28,6 +28,10 @@
  * Any other byte is a wrong byte and fails the test. Seeds are fixed: the
  * order of events varies with the scheduler, the set of operations does not.
  *
+ * With the lockless reads on, some reads must have taken them (the count in
+ * /sys/kernel/debug/filemap/lockless_reads_copied grows), or the run tested
+ * only the normal path.
+ *
  * Usage: pagecache_read_stress [-t readers] [-d seconds] [-s MiB] <directory>
  */
 #define _GNU_SOURCE
@@ -318,8 +322,28 @@ static void create(const char *path, uint8_t seed)
 	close(fd);
 }
 
+#define NOLOCK_DIR	"/sys/kernel/debug/filemap/"
+
+/* The value of a debugfs file of NOLOCK_DIR, or -1 if there is none. */
+static long long nolock_stat(const char *name)
+{
+	char path[128];
+	long long val;
+	FILE *f;
+
+	snprintf(path, sizeof(path), NOLOCK_DIR "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
 int main(int argc, char **argv)
 {
+	long long copied;
 	struct reader_arg *args;
 	pthread_t *threads;
 	int opt, nr = 0, i;
@@ -345,7 +369,8 @@ int main(int argc, char **argv)
 	snprintf(path_b, sizeof(path_b), "%s/pagecache_read_stress.b", argv[optind]);
 
 	ksft_print_header();
-	ksft_set_plan(2);
+	ksft_set_plan(3);
+	copied = nolock_stat("lockless_reads_copied");
 	create(path_a, 0xa5);
 	create(path_b, 0x3c);
 
@@ -379,6 +404,15 @@ int main(int argc, char **argv)
 			 atomic_load(&reads), atomic_load(&read_bytes));
 	ksft_test_result(atomic_load(&wrong_bytes) == 0, "%ld wrong bytes\n",
 			 atomic_load(&wrong_bytes));
+	/*
+	 * With the lockless reads on, some reads must have taken them, or
+	 * the run above tested only the normal path.
+	 */
+	if (copied < 0 || nolock_stat("lockless_reads") != 1)
+		ksft_test_result_skip("lockless reads: switched off, or not counted\n");
+	else
+		ksft_test_result((copied = nolock_stat("lockless_reads_copied") - copied) > 0,
+				 "%lld reads copied without a folio reference\n", copied);
 	unlink(path_a);
 	unlink(path_b);
 	ksft_finished();
