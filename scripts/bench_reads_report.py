@@ -4,10 +4,10 @@
 Usage: bench_reads_report.py BASE_RESULTS SERIES_RESULTS OUT_PREFIX
 Reads the "bench reads" section of each guest's results: the base kernel
 ran each workload ("base"), the series kernel with the lockless reads on
-and off in the same boot, every point ROUNDS times (the modes in
-alternating order). Each cell is the median over the rounds; "on/off
-range" is the lowest and highest on/off ratio of single rounds (on and off
-of one round ran back to back in one boot). Writes OUT_PREFIX.json,
+and off in the same boot, every point ROUNDS times (the two modes of a
+point back to back, in alternating order). Each cell is the median over
+the rounds; "on/off range" is the lowest and highest on/off ratio of
+single rounds. Writes OUT_PREFIX.json,
 OUT_PREFIX.md and OUT_PREFIX.png (reads/s against threads), prints the
 markdown.
 """
