@@ -24,7 +24,7 @@ S := scripts
 settings:
 	@$(S)/settings.sh
 
-.PHONY: settings demo check shell help deps base tree config build kselftests image \
+.PHONY: settings demo check soak shell help deps base tree config build kselftests image \
 	boot module bench series series-b4 series-check results clean clean-tree distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
@@ -36,6 +36,9 @@ check: image build ## Build the test kernel, boot it, run every test: "N passed,
 	@MODULE_OPTIONAL=1 $(S)/module.sh
 	@MODE=check $(S)/boot.sh || true
 	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
+
+soak: image build ## The lockless-read stresses for 30 minutes, MGLRU off then on: "N passed, N failed".
+	@$(MAKE) --no-print-directory check TESTS='soak-*' TIMEOUT=$${TIMEOUT:-4200}
 
 shell: image build ## Boot into an interactive guest shell (leave with 'poweroff').
 	@MODE=shell $(S)/boot.sh

@@ -16,8 +16,17 @@ obj=$(obj_dir "$CONFIG")
 tmp=$BUILD/.config-$CONFIG
 rm -rf "$tmp" && mkdir -p "$tmp" "$obj" "$LOGS"
 log=$LOGS/config-$CONFIG.log
-frags=("$TOP/scripts/configs/base.config" "$TOP/scripts/configs/$CONFIG.config")
+# A fragment may start from another: a line "#include <name>.config".
+frags=("$TOP/scripts/configs/base.config")
+parent=$(sed -n 's/^#include \([a-z0-9_-]*\.config\)$/\1/p' "$TOP/scripts/configs/$CONFIG.config")
+if [ -n "$parent" ]; then
+	[ -f "$TOP/scripts/configs/$parent" ] || die "$CONFIG.config includes $parent, which does not exist"
+	frags+=("$TOP/scripts/configs/$parent")
+fi
+# The series' options before the configuration's own, which may turn
+# some off where their dependencies cannot be met (rt: no THP).
 [ "$VARIANT" = base ] || frags+=("$TOP/scripts/configs/series.config")
+frags+=("$TOP/scripts/configs/$CONFIG.config")
 # Rust and clang of one LLVM: the C helpers are inlined into the Rust code.
 inline=
 if [ "$(rustc_llvm_major)" = "$LLVM_VERSION" ] && grep -qx 'CONFIG_RUST=y' "${frags[@]}"; then

@@ -43,6 +43,7 @@ fi
 cp "$TOP/scripts/guest/bench" "$root/bench/run"
 cp "$TOP/scripts/guest/bench-reads" "$root/bench/reads"
 cp "$TOP/scripts/guest/unqueue-test" "$root/kselftest/unqueue-test"
+cp "$TOP/scripts/guest/lru-gen" "$root/kselftest/lru-gen"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$BUILD/initramfs.cpio.tmp"
 mv "$BUILD/initramfs.cpio.tmp" "$BUILD/initramfs.cpio"

@@ -4,13 +4,21 @@
  * filemap_read() (CONFIG_PAGE_RCU_FREE) and of whatever else reads the page
  * cache.
  *
- * Reader threads pread() 16 bytes, 4 KiB and 64 KiB at random offsets of a
- * file, each from its own fd and over and over, so the folios get hot (and
- * PG_rcu_free), and check every byte they get: it is the file's pattern at
- * that offset, or zero (a hole that a truncate or a hole punch left and no
- * writer has filled yet). Next to them, for the whole run:
+ * Every 8-byte word of a file names the file and its own offset: the word
+ * at offset o of the file with id i holds (i << 48) | o, stored little
+ * endian, never 0. Reader threads pread() 16 bytes, 4 KiB and 64 KiB at
+ * random offsets of a file (a quarter of them not aligned to a word), each
+ * from its own fd and over and over, so the folios get hot (and
+ * PG_rcu_free), and check every byte they get: it is the byte of that word
+ * that belongs at that offset, or zero (a hole that a truncate or a hole
+ * punch left and no writer has filled yet; a writer filling a hole may be
+ * caught halfway through a word). A byte copied from another offset, from
+ * another file or from memory that is no longer the file's is wrong. Next
+ * to them, for the whole run:
  *
- *   - a writer rewrites the pattern over random ranges;
+ *   - a writer rewrites the words over random ranges (a quarter of them
+ *     starting and ending inside a word: it writes the bytes of the words
+ *     that belong there);
  *   - a truncater shrinks the file and extends it again;
  *   - a puncher punches holes (FALLOC_FL_PUNCH_HOLE);
  *   - a dropper drops the file's cache (POSIX_FADV_DONTNEED) and all clean
@@ -21,9 +29,10 @@
  *   - a churner drops the hot first 64 KiB from the cache and at once fills
  *     fresh anonymous memory with 0xee, on the same CPU, which mostly gets
  *     the pages just freed: a reader that copies from a folio that is freed
- *     and reused under it sees 0xee where the pattern is not;
- *   - a second file with another pattern is read and rewritten as well, so
- *     that a reader that copies from a folio reused for it sees wrong bytes.
+ *     and reused under it sees 0xee where the words are not;
+ *   - a second file, with another id in its words, is read and rewritten as
+ *     well, so that a reader that copies from a folio reused for it sees
+ *     wrong bytes.
  *
  * Any other byte is a wrong byte and fails the test. Seeds are fixed: the
  * order of events varies with the scheduler, the set of operations does not.
@@ -70,28 +79,36 @@ static const char * const op_names[7] = {
 	"reuses",
 };
 
-/* Never 0: a 0 byte is a hole. */
-static inline uint8_t pattern(uint64_t off, uint8_t seed)
-{
-	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ULL + seed;
+/* The ids of the two files: both bytes non-zero, neither 0xee. */
+#define ID_A	0xa5a5
+#define ID_B	0x3c3c
 
-	return 1 + (x >> 32) % 255;
+/* The word at offset @off (a multiple of 8) of file @id: never 0. */
+static inline uint64_t ident(uint16_t id, uint64_t off)
+{
+	return (uint64_t)id << 48 | off;
 }
 
-static void fill(char *buf, uint64_t off, size_t len, uint8_t seed)
+/* The byte at offset @off of file @id: its byte of the word, little endian. */
+static inline uint8_t ident_byte(uint16_t id, uint64_t off)
+{
+	return ident(id, off & ~7ULL) >> (8 * (off & 7));
+}
+
+static void fill(char *buf, uint64_t off, size_t len, uint16_t id)
 {
 	for (size_t i = 0; i < len; i++)
-		buf[i] = pattern(off + i, seed);
+		buf[i] = ident_byte(id, off + i);
 }
 
-static void write_all(int fd, uint64_t off, size_t len, uint8_t seed)
+static void write_all(int fd, uint64_t off, size_t len, uint16_t id)
 {
 	static __thread char buf[MAX_READ];
 
 	while (len) {
 		size_t n = len < sizeof(buf) ? len : sizeof(buf);
 
-		fill(buf, off, n, seed);
+		fill(buf, off, n, id);
 		if (pwrite(fd, buf, n, off) != (ssize_t)n)
 			ksft_exit_fail_perror("pwrite");
 		off += n;
@@ -119,7 +136,7 @@ static uint64_t rnd(uint64_t *s)
 
 struct reader_arg {
 	const char *path;
-	uint8_t seed;
+	uint16_t id;
 	uint64_t rng;
 };
 
@@ -137,14 +154,19 @@ static void *reader(void *p)
 		/* Mostly the first pages: those get hot. */
 		uint64_t span = (r >> 8) % 4 ? 64 << 10 : file_size;
 		uint64_t off = ((r >> 16) % span) & ~15ULL;
-		ssize_t n = pread(fd, buf, len, off);
+		ssize_t n;
+
+		/* A quarter of the reads start (and end) inside a word. */
+		if ((r >> 12) % 4 == 0)
+			off += 1 + (r >> 56) % 7;
+		n = pread(fd, buf, len, off);
 
 		if (n < 0)
 			ksft_exit_fail_perror("pread");
 		atomic_fetch_add(&reads, 1);
 		atomic_fetch_add(&read_bytes, n);
 		for (ssize_t i = 0; i < n; i++) {
-			uint8_t got = buf[i], want = pattern(off + i, arg->seed);
+			uint8_t got = buf[i], want = ident_byte(arg->id, off + i);
 
 			if (got == want || got == 0)
 				continue;
@@ -163,16 +185,21 @@ static void *writer(void *p)
 {
 	struct reader_arg *arg = p;
 	int fd = open_file(arg->path, O_WRONLY);
-	uint64_t rng = 0x77726974ULL + arg->seed;
+	uint64_t rng = 0x77726974ULL + arg->id;
 
 	while (!atomic_load(&stop)) {
 		uint64_t r = rnd(&rng);
 		uint64_t off = (r % file_size) & ~4095ULL;
 		size_t len = 4096 << ((r >> 32) % 5);
 
+		/* A quarter of the ranges start and end inside a word. */
+		if ((r >> 40) % 4 == 0) {
+			off += 1 + (r >> 44) % 4093;
+			len -= 1 + (r >> 56) % 7;
+		}
 		if (off + len > file_size)
 			len = file_size - off;
-		write_all(fd, off, len, arg->seed);
+		write_all(fd, off, len, arg->id);
 		atomic_fetch_add(&ops[0], 1);
 		usleep(1000);
 	}
@@ -180,7 +207,7 @@ static void *writer(void *p)
 	return NULL;
 }
 
-static void *truncater(void *unused)
+static void *truncater(void *unused __always_unused)
 {
 	int fd = open_file(path_a, O_WRONLY);
 	uint64_t rng = 0x7475726e;
@@ -198,7 +225,7 @@ static void *truncater(void *unused)
 	return NULL;
 }
 
-static void *puncher(void *unused)
+static void *puncher(void *unused __always_unused)
 {
 	int fd = open_file(path_a, O_WRONLY);
 	uint64_t rng = 0x70756e63;
@@ -233,7 +260,7 @@ static void write_proc(const char *path, const char *val)
 	close(fd);
 }
 
-static void *dropper(void *unused)
+static void *dropper(void *unused __always_unused)
 {
 	int fd = open_file(path_a, O_RDONLY);
 	int round = 0;
@@ -249,7 +276,7 @@ static void *dropper(void *unused)
 	return NULL;
 }
 
-static void *compactor(void *unused)
+static void *compactor(void *unused __always_unused)
 {
 	while (!atomic_load(&stop)) {
 		write_proc("/proc/sys/vm/compact_memory", "1");
@@ -260,7 +287,7 @@ static void *compactor(void *unused)
 }
 
 /* Maps the file and moves the pages it maps between node 0 and node 1. */
-static void *migrator(void *unused)
+static void *migrator(void *unused __always_unused)
 {
 	int fd = open_file(path_a, O_RDONLY);
 	char *map = mmap(NULL, file_size, PROT_READ, MAP_SHARED, fd, 0);
@@ -290,7 +317,7 @@ static void *migrator(void *unused)
 }
 
 /* Frees the hot pages and reuses their memory at once for other data. */
-static void *churner(void *unused)
+static void *churner(void *unused __always_unused)
 {
 	int fd = open_file(path_a, O_RDONLY);
 	size_t len = 64 << 10;
@@ -311,13 +338,13 @@ static void *churner(void *unused)
 	return NULL;
 }
 
-static void create(const char *path, uint8_t seed)
+static void create(const char *path, uint16_t id)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
 	if (fd < 0)
 		ksft_exit_fail_perror(path);
-	write_all(fd, 0, file_size, seed);
+	write_all(fd, 0, file_size, id);
 	fsync(fd);
 	close(fd);
 }
@@ -371,8 +398,8 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	ksft_set_plan(3);
 	copied = nolock_stat("lockless_reads_copied");
-	create(path_a, 0xa5);
-	create(path_b, 0x3c);
+	create(path_a, ID_A);
+	create(path_b, ID_B);
 
 	threads = calloc(nr_readers + 8, sizeof(*threads));
 	args = calloc(nr_readers + 2, sizeof(*args));
@@ -380,7 +407,7 @@ int main(int argc, char **argv)
 		/* The last two: a reader and a writer of the other file. */
 		bool b = i >= nr_readers;
 
-		args[i] = (struct reader_arg){ b ? path_b : path_a, b ? 0x3c : 0xa5,
+		args[i] = (struct reader_arg){ b ? path_b : path_a, b ? ID_B : ID_A,
 					       0x9e3779b97f4a7c15ULL * (i + 1) };
 		pthread_create(&threads[nr++], NULL, reader, &args[i]);
 	}

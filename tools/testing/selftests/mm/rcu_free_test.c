@@ -14,16 +14,22 @@
  * - nr_free_rcu_pages is back to 0 within a second once the load stops;
  * - a hot, flagged folio can be hwpoisoned (MADV_HWPOISON) and soft-offlined
  *   (MADV_SOFT_OFFLINE);
+ * - a hot, flagged folio soft-offlined and at once unpoisoned
+ *   (/sys/kernel/debug/hwpoison/unpoison-pfn) is freed once, not put on a
+ *   deferred list twice (CONFIG_DEBUG_LIST reports that in the kernel log,
+ *   which the harness checks): nr_free_rcu_pages is back to 0 after it;
  * - with -c <dir>: alloc_contig_range() takes a CMA area holding hot,
  *   flagged page cache of a file it creates in <dir> (the CMA area of cma=
  *   on the command line, allocated through /sys/kernel/debug/cma/reserved
  *   with CONFIG_CMA_DEBUGFS; a block device's page cache is not movable,
  *   so never in CMA): the folios are migrated out, their frees deferred,
- *   and the allocation succeeds (within three attempts, as CMA users
- *   retry) because the waiting pages are freed before it gives up. It is
- *   skipped when no page cache could be steered into the CMA area.
+ *   and the allocation succeeds at its first attempt, because the waiting
+ *   pages are freed (after an expedited grace period) before it gives up;
+ *   -r runs that case that many times (default 1). It is skipped when no
+ *   page cache could be steered into the CMA area.
  *
- * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] <file or block device>
+ * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds]
+ *                      <file or block device>
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,7 +60,7 @@
 #define MADV_SOFT_OFFLINE	101
 #endif
 
-#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] <file|blockdev>\n"
+#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds] <file|blockdev>\n"
 #define CMA_FILE_SIZE	(32UL << 20)
 #define READ_SPAN	(64UL << 20)	/* the part of the file the readers read */
 #define STRIDE		4096UL
@@ -64,6 +70,7 @@ static const char *cma_dir;
 static int nr_threads = 4;
 static int duration = 10;
 static long hog_mib;
+static int cma_rounds = 1;
 static atomic_bool stop;
 
 static long read_vmstat(const char *name)
@@ -147,6 +154,29 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+static long nr_free_rcu_pages(void);
+
+/*
+ * Samples nr_free_rcu_pages every 10 ms while the load runs: the pages that
+ * wait for a grace period count neither as free nor as reclaimable, so this
+ * is how much memory the deferred free hides from reclaim under pressure.
+ */
+static long waiting_peak, waiting_sum, waiting_samples;
+
+static void *sampler(void *arg __attribute__((unused)))
+{
+	while (!atomic_load(&stop)) {
+		long n = nr_free_rcu_pages();
+
+		if (n > waiting_peak)
+			waiting_peak = n;
+		waiting_sum += n;
+		waiting_samples++;
+		usleep(10000);
+	}
+	return NULL;
+}
+
 /*
  * Touches @mib of anonymous memory in a loop until killed; writes a byte to
  * @ready (if not -1) once all of it has been touched.
@@ -192,10 +222,9 @@ static void make_hot(int fd, off_t off)
 /*
  * Makes a page hot, maps it and applies @advice to it. Its folio has
  * PG_rcu_free. Memory failure keeps the poisoned folio; soft offline
- * migrates it away and frees it, and then the free is deferred
- * (@expect_deferred): rcu_free_deferred grows.
+ * migrates it away, waits for a grace period and frees the old one at once.
  */
-static void poison(int advice, const char *name, off_t off, bool expect_deferred)
+static void poison(int advice, const char *name, off_t off)
 {
 	long deferred;
 	int fd, ret;
@@ -217,12 +246,86 @@ static void poison(int advice, const char *name, off_t off, bool expect_deferred
 		munmap(p, STRIDE);
 		p = MAP_FAILED;
 		deferred = read_vmstat("rcu_free_deferred") - deferred;
-		ksft_test_result(!ret && (deferred > 0 || !expect_deferred),
+		ksft_test_result(!ret,
 				 "%s of a hot page cache folio: %s, %ld pages deferred\n",
 				 name, ret ? strerror(errno) : "ok", deferred);
 	}
 	if (p != MAP_FAILED)
 		munmap(p, STRIDE);
+	close(fd);
+}
+
+#define UNPOISON_PFN	"/sys/kernel/debug/hwpoison/unpoison-pfn"
+
+static int write_pfn(const char *file, unsigned long pfn)
+{
+	char val[32];
+	int fd = open(file, O_WRONLY), n, ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = snprintf(val, sizeof(val), "%lu", pfn);
+	if (write(fd, val, n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Soft-offlines a hot page of the file and at once unpoisons it. Soft
+ * offline migrates the folio away and frees the old one while it keeps a
+ * reference to it; unpoison drops that reference and frees it again. The
+ * folio must go through the deferred free once at most: a second free
+ * while it still waits would link it into a deferred list twice.
+ */
+static void soft_offline_unpoison(off_t off)
+{
+	const char *name = "MADV_SOFT_OFFLINE then unpoison";
+	long waiting = -1;
+	unsigned long pfn;
+	int fd, pm, ret;
+	double t0;
+	void *p;
+
+	if (access(UNPOISON_PFN, W_OK)) {
+		ksft_test_result_skip("%s: no %s\n", name, UNPOISON_PFN);
+		return;
+	}
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		ksft_exit_fail_perror(path);
+	make_hot(fd, off);
+	p = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, fd, off);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	FORCE_READ(*(char *)p);
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	if (pm < 0)
+		ksft_exit_fail_perror("pagemap");
+	pfn = pagemap_get_pfn(pm, p);
+	close(pm);
+	if (madvise(p, STRIDE, MADV_SOFT_OFFLINE)) {
+		ksft_test_result_skip("%s: %s\n", name, strerror(errno));
+		goto out;
+	}
+	ret = write_pfn(UNPOISON_PFN, pfn);
+	if (ret) {
+		ksft_test_result_fail("%s: unpoison of PFN %#lx: %s\n", name, pfn,
+				      strerror(-ret));
+		goto out;
+	}
+	t0 = now();
+	while (now() - t0 < 5.0) {
+		waiting = nr_free_rcu_pages();
+		if (waiting == 0)
+			break;
+		usleep(10000);
+	}
+	ksft_test_result(waiting == 0,
+			 "%s of a hot page cache folio: nr_free_rcu_pages %ld after %.2f s\n",
+			 name, waiting, now() - t0);
+out:
+	munmap(p, STRIDE);
 	close(fd);
 }
 
@@ -406,7 +509,7 @@ static int cma_file(char *name, size_t len)
 	return fd;
 }
 
-static void cma_test(void)
+static void cma_test(int nth)
 {
 	long base = read_long(CMA_DIR "/base_pfn");
 	long count = read_long(CMA_DIR "/count");
@@ -416,12 +519,12 @@ static void cma_test(void)
 	char buf[16], name[4096];
 
 	if (!cma_dir) {
-		ksft_test_result_skip("alloc_contig_range: no -c <dir>\n");
+		ksft_test_result_skip("alloc_contig_range %d: no -c <dir>\n", nth);
 		return;
 	}
 	if (base < 0 || count <= 0) {
-		ksft_test_result_skip("alloc_contig_range: no CMA area at " CMA_DIR
-				      " (cma= and CONFIG_CMA_DEBUGFS)\n");
+		ksft_test_result_skip("alloc_contig_range %d: no CMA area at " CMA_DIR
+				      " (cma= and CONFIG_CMA_DEBUGFS)\n", nth);
 		return;
 	}
 	fd = cma_file(name, sizeof(name));
@@ -432,8 +535,8 @@ static void cma_test(void)
 	n = fill_cma(fd, size, base, count, offs);
 	if (!n) {
 		/* Where movable allocations go is the allocator's choice: nothing to test. */
-		ksft_test_result_skip("alloc_contig_range: none of %s got into the CMA area\n",
-				      name);
+		ksft_test_result_skip("alloc_contig_range %d: none of %s got into the CMA area\n",
+				      nth, name);
 		goto out;
 	}
 	/*
@@ -448,11 +551,15 @@ static void cma_test(void)
 
 	chunk = read_long(CMA_DIR "/maxchunk");
 	deferred = read_vmstat("rcu_free_deferred");
+	/*
+	 * The waiting pages are freed before alloc_contig_range() tests the
+	 * range: the first attempt must succeed. Later attempts only tell
+	 * how far off it was.
+	 */
 	for (attempt = 1; attempt <= 3; attempt++) {
 		ret = write_long(CMA_DIR "/alloc", chunk);
 		if (ret != -ENOMEM && ret != -EBUSY)
 			break;
-		/* Pages busy for a moment (-EBUSY inside) fail an attempt: CMA users retry. */
 		ksft_print_msg("attempt %d: %s\n", attempt, strerror(-ret));
 		sleep(1);
 	}
@@ -460,8 +567,9 @@ static void cma_test(void)
 	ksft_print_msg("CMA area: %ld pages, %ld of them hot page cache of %s\n", count, n, name);
 	ksft_print_msg("allocating %ld pages: %s, %ld pages deferred\n", chunk,
 		       ret ? strerror(-ret) : "ok", deferred);
-	ksft_test_result(!ret && deferred > 0,
-			 "alloc_contig_range over hot page cache (attempt %d)\n", attempt);
+	ksft_test_result(!ret && attempt == 1 && deferred > 0,
+			 "alloc_contig_range %d over hot page cache (attempt %d)\n", nth,
+			 attempt);
 	if (!ret && write_long(CMA_DIR "/free", chunk))
 		ksft_print_msg("could not free the CMA allocation\n");
 out:
@@ -492,7 +600,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	long i;
 
-	while ((opt = getopt(argc, argv, "t:d:m:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:m:c:r:")) != -1) {
 		switch (opt) {
 		case 't':
 			nr_threads = atoi(optarg);
@@ -506,12 +614,16 @@ int main(int argc, char **argv)
 		case 'c':
 			cma_dir = optarg;
 			break;
+		case 'r':
+			cma_rounds = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, USAGE, argv[0]);
 			return KSFT_FAIL;
 		}
 	}
-	if (optind != argc - 1 || nr_threads < 1 || duration < 1 || hog_mib < 0) {
+	if (optind != argc - 1 || nr_threads < 1 || duration < 1 || hog_mib < 0 ||
+	    cma_rounds < 1) {
 		fprintf(stderr, USAGE, argv[0]);
 		return KSFT_FAIL;
 	}
@@ -522,7 +634,7 @@ int main(int argc, char **argv)
 	expedited = read_vmstat("rcu_free_expedited");
 	if (deferred < 0)
 		ksft_exit_skip("no rcu_free_deferred in /proc/vmstat (CONFIG_PAGE_RCU_FREE off)\n");
-	ksft_set_plan(6);
+	ksft_set_plan(6 + cma_rounds);
 
 	/* Most of what is available: reclaim has to free page cache, flagged folios too. */
 	if (!hog_mib)
@@ -536,14 +648,19 @@ int main(int argc, char **argv)
 	if (!pid)
 		hog(hog_mib, -1);
 
-	threads = calloc(nr_threads, sizeof(*threads));
+	threads = calloc(nr_threads + 1, sizeof(*threads));
 	for (i = 0; i < nr_threads; i++)
 		if (pthread_create(&threads[i], NULL, reader, (void *)i))
 			ksft_exit_fail_msg("pthread_create\n");
+	if (pthread_create(&threads[nr_threads], NULL, sampler, NULL))
+		ksft_exit_fail_msg("pthread_create\n");
 	sleep(duration);
 	atomic_store(&stop, true);
-	for (i = 0; i < nr_threads; i++)
+	for (i = 0; i <= nr_threads; i++)
 		pthread_join(threads[i], NULL);
+	ksft_print_msg("waiting for a grace period under pressure: peak %ld pages (%ld KiB), mean %ld pages, %ld samples\n",
+		       waiting_peak, waiting_peak * (long)(STRIDE / 1024),
+		       waiting_samples ? waiting_sum / waiting_samples : 0, waiting_samples);
 
 	/* The hog must still be running: killed by the OOM killer is a failure. */
 	if (waitpid(pid, &status, WNOHANG) == pid)
@@ -570,9 +687,11 @@ int main(int argc, char **argv)
 	ksft_test_result(waiting == 0, "nr_free_rcu_pages back to 0 after %.2f s (%ld left)\n",
 			 now() - t0, waiting);
 
-	poison(MADV_HWPOISON, "MADV_HWPOISON", 0, false);
-	poison(MADV_SOFT_OFFLINE, "MADV_SOFT_OFFLINE", 128 * STRIDE, true);
-	cma_test();
+	poison(MADV_HWPOISON, "MADV_HWPOISON", 0);
+	poison(MADV_SOFT_OFFLINE, "MADV_SOFT_OFFLINE", 128 * STRIDE);
+	soft_offline_unpoison(256 * STRIDE);
+	for (i = 1; i <= cma_rounds; i++)
+		cma_test(i);
 
 	ksft_finished();
 }
