@@ -952,7 +952,7 @@ static void consistency_case(int order, int nr)
 	ksft_print_msg("order %d: %ld stamps (%ld resets), %ld pages punched\n",
 		       order, atomic_load(&tc.stamps), atomic_load(&tc.resets),
 		       atomic_load(&tc.punches));
-	ksft_print_msg("order %d: %ld splits (%ld not split, %ld write errors), %ld pages migrated\n",
+	ksft_print_msg("order %d: %ld splits (%ld not split, %ld write errors), %ld migrated\n",
 		       order, atomic_load(&tc.splits), atomic_load(&tc.split_misses),
 		       atomic_load(&tc.split_errors), atomic_load(&tc.migrations));
 	print_remakes(&tc, "");

@@ -60,7 +60,8 @@
 #define MADV_SOFT_OFFLINE	101
 #endif
 
-#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds] <file|blockdev>\n"
+#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds] " \
+			"<file|blockdev>\n"
 #define CMA_FILE_SIZE	(32UL << 20)
 #define READ_SPAN	(64UL << 20)	/* the part of the file the readers read */
 #define STRIDE		4096UL
@@ -163,7 +164,7 @@ static long nr_free_rcu_pages(void);
  */
 static long waiting_peak, waiting_sum, waiting_samples;
 
-static void *sampler(void *arg __attribute__((unused)))
+static void *sampler(void *unused __always_unused)
 {
 	while (!atomic_load(&stop)) {
 		long n = nr_free_rcu_pages();
@@ -658,7 +659,8 @@ int main(int argc, char **argv)
 	atomic_store(&stop, true);
 	for (i = 0; i <= nr_threads; i++)
 		pthread_join(threads[i], NULL);
-	ksft_print_msg("waiting for a grace period under pressure: peak %ld pages (%ld KiB), mean %ld pages, %ld samples\n",
+	ksft_print_msg("waiting for a grace period under pressure: peak %ld pages (%ld KiB), "
+		       "mean %ld pages, %ld samples\n",
 		       waiting_peak, waiting_peak * (long)(STRIDE / 1024),
 		       waiting_samples ? waiting_sum / waiting_samples : 0, waiting_samples);
 
