@@ -348,7 +348,9 @@ impl Folio {
         if unsafe { bindings::folio_put_testzero(folio.as_ptr().cast()) } {
             // INVARIANT: The reference count reached zero with our put: nobody else can take a
             // reference any more, and we are the one to free the folio.
-            Some(FrozenFolio { folio: folio.cast() })
+            Some(FrozenFolio {
+                folio: folio.cast(),
+            })
         } else {
             None
         }
