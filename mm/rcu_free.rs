@@ -10,8 +10,11 @@
 //!
 //! Each CPU keeps two lists of such folios (`struct rcu_free_pcp`, mm/page_alloc.h):
 //!
-//! - `open` takes the folios freed on the CPU. `open_cookie` is the RCU state cookie taken at the
-//!   latest addition, so a grace period that satisfies it covers every folio on the list.
+//! - `open` takes the folios freed on the CPU. `open_cookie` is the full RCU state cookie
+//!   (`get_state_synchronize_rcu_full()`) taken at the latest addition, so a grace period that
+//!   satisfies it covers every folio on the list. A full cookie, because an expedited grace
+//!   period does not satisfy the plain one that was taken while a normal grace period was in
+//!   flight, the usual case: the drain before OOM would then free nothing.
 //! - `closed` holds the folios of an earlier `open`, with its cookie.
 //!
 //! The CPU's `rcu_work` runs after a grace period: it frees `closed` if its cookie has passed,
@@ -113,7 +116,7 @@ impl PcpGuard {
         // page cache before) makes its grace period cover every reader that may still see it.
         // The folio is accounted before the lock is dropped: a drain may free it right after.
         unsafe {
-            (*self.pcp).open_cookie = bindings::get_state_synchronize_rcu();
+            bindings::rcu_free_pcp_stamp(self.pcp);
             (*self.pcp).nr_pages += folio.nr_pages() as c_ulong;
             bindings::rcu_free_account(folio.as_raw(), folio.nr_pages() as c_long);
         }
@@ -139,7 +142,7 @@ impl PcpGuard {
     #[inline]
     fn closed_done(&self) -> bool {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { bindings::poll_state_synchronize_rcu((*self.pcp).closed_cookie) }
+        unsafe { bindings::rcu_free_pcp_closed_done(self.pcp) }
     }
 
     /// Moves up to a batch of folios from `closed`, whose grace period has passed, to `batch`.
@@ -354,9 +357,7 @@ unsafe fn flush_works() {
 
 /// Calls `f` with the `rcu_free_pcp` of every possible CPU.
 fn for_each_pcp(mut f: impl FnMut(*mut bindings::rcu_free_pcp)) {
-    // SAFETY: `nr_cpu_ids` is set before any page can be freed and never changes after.
-    let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
-    for cpu in 0..nr_cpu_ids {
+    for cpu in 0..kernel::cpu::nr_cpu_ids() {
         // SAFETY: Any CPU number may be asked; CPUs that are not possible give null.
         let pcp = unsafe { bindings::rcu_free_cpu_pcp(cpu as i32) };
         if !pcp.is_null() {
@@ -488,6 +489,25 @@ mod tests {
         );
         // After the read lock is dropped, the per-CPU work frees it.
         assert!(wait_drained());
+        assert_eq!(nr_free_rcu_pages(), before);
+        Ok(())
+    }
+
+    /// The drain before OOM and before `alloc_contig_range()` frees what waits at once, also
+    /// while a normal grace period is in flight. Its expedited grace period must satisfy the
+    /// list's cookie; one from `get_state_synchronize_rcu()` taken then waits for the normal
+    /// grace period after the one in flight, and the drain would free nothing.
+    #[test]
+    fn drain_all_with_a_normal_grace_period_in_flight() -> Result {
+        assert!(wait_drained());
+        let before = nr_free_rcu_pages();
+        let folio = alloc_flagged(0)?;
+        // SAFETY: No requirements.
+        unsafe { bindings::start_poll_synchronize_rcu() };
+        put(folio);
+        assert_eq!(nr_free_rcu_pages(), before + 1);
+        // SAFETY: A KUnit test runs in process context, outside `rcu_read_lock()`.
+        unsafe { rcu_free_drain_all(true) };
         assert_eq!(nr_free_rcu_pages(), before);
         Ok(())
     }
