@@ -323,16 +323,18 @@ impl Folio {
         Ok(unsafe { ARef::from_raw(folio.cast()) })
     }
 
-    /// Allocates a folio of `order` on node `nid`: `__folio_alloc_node()`.
+    /// Allocates a folio of `order` on node `nid` and on no other: `__folio_alloc_node()` with
+    /// `__GFP_THISNODE` added to `flags`.
     ///
     /// # Safety
     ///
     /// `nid` must be an online node.
     #[inline]
     pub unsafe fn alloc_node(flags: Flags, order: u32, nid: i32) -> Result<ARef<Self>, AllocError> {
+        let gfp = flags.as_raw() | bindings::__GFP_THISNODE;
         // SAFETY: The caller guarantees that `nid` is online; depending on `flags`, this call
         // may sleep.
-        let folio = unsafe { bindings::__folio_alloc_node(flags.as_raw(), order, nid) };
+        let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
         let folio = NonNull::new(folio).ok_or(AllocError)?;
         // SAFETY: A new folio, whose only reference we own and hand to the `ARef`.
         Ok(unsafe { ARef::from_raw(folio.cast()) })
