@@ -23,15 +23,9 @@ use crate::{
         Flags, //
     },
     bindings,
-    sync::{
-        aref::{
-            ARef,
-            AlwaysRefCounted, //
-        },
-        atomic::{
-            atomic_load,
-            Relaxed, //
-        },
+    sync::aref::{
+        ARef,
+        AlwaysRefCounted, //
     },
     types::Opaque,
 };
@@ -260,6 +254,11 @@ impl<S: RefState> Folio<S> {
     ///   too under the lock of the folio's deferred split sublist.
     #[inline]
     pub unsafe fn deferred_list_is_empty_racy(&self) -> bool {
+        use crate::sync::atomic::{
+            atomic_load,
+            Relaxed, //
+        };
+
         let head = self.deferred_list();
         // SAFETY: The caller guarantees that the folio has a deferred list link, which is a
         // valid, initialised and aligned `list_head`, and that every store that may race with

@@ -75,11 +75,10 @@ impl Folio<Unreferenced> {
 /// [`Referenced`], folios waiting to be freed [`Unreferenced`].
 ///
 /// ```ignore,compile_fail
-/// use kernel::{bindings, mm::folio_list::FolioList};
+/// use kernel::mm::folio_list::FolioList;
 ///
-/// fn swap_lists(a: *mut bindings::list_head, b: *mut bindings::list_head) {
-///     // SAFETY: Let `a` and `b` be two lists of folios whose locks are held.
-///     let (a, b) = unsafe { (FolioList::from_raw(a), FolioList::from_raw(b)) };
+/// /// Two lists from [`FolioList::from_raw`], whose locks are held.
+/// fn swap_lists(a: &FolioList, b: &FolioList) {
 ///     core::mem::swap(a, b); // error[E0308]: expected `&mut _`, found `&FolioList`
 /// }
 /// ```

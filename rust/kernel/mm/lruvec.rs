@@ -78,7 +78,7 @@ impl LruvecUnlocked {
         folio: &Folio<S>,
     ) -> LruvecGuard<'a, Irq> {
         // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
-        let (lruvec, state) = unsafe { Irq::lock(folio) };
+        let (lruvec, state) = unsafe { <Irq as private::Sealed>::lock(folio) };
         // INVARIANT: We just took the lock.
         LruvecGuard {
             lruvec,
@@ -94,7 +94,7 @@ impl LruvecUnlocked {
         folio: &Folio<S>,
     ) -> LruvecGuard<'a, IrqSave> {
         // SAFETY: `folio` is valid.
-        let (lruvec, state) = unsafe { IrqSave::lock(folio) };
+        let (lruvec, state) = unsafe { <IrqSave as private::Sealed>::lock(folio) };
         // INVARIANT: We just took the lock.
         LruvecGuard {
             lruvec,
