@@ -13,17 +13,32 @@
 use kernel::{
     bindings,
     mm::{
-        folio::{mem_cgroup_disabled, Folio},
-        folio_batch::{FolioBatch, Unreferenced},
-        list_lru::{ListLru, ListLruGuard},
+        folio::{
+            mem_cgroup_disabled,
+            Folio,
+            Unreferenced, //
+        },
+        folio_batch::FolioBatch,
+        list_lru::{
+            ListLru,
+            ListLruGuard, //
+        },
         lruvec::LruvecUnlocked,
     },
     prelude::*,
     sync::rcu,
-    warn_on,
+    warn_on, //
 };
 
-/// Unqueues the folios of `batch` from the deferred split queue `lru`, with the semantics of
+/// The THP deferred split queue.
+#[inline]
+fn deferred_split_lru() -> &'static ListLru {
+    // SAFETY: `deferred_split_lru` is initialised by `thp_shrinker_init()` before any large
+    // rmappable folio can be queued, and never destroyed.
+    unsafe { ListLru::from_raw(&raw mut bindings::deferred_split_lru) }
+}
+
+/// Unqueues the folios of `batch` from the THP deferred split queue, with the semantics of
 /// `folio_unqueue_deferred_split()` for each: folios of order 0 or 1 and folios that are not
 /// large rmappable are skipped, a folio whose list link is empty is skipped without taking a
 /// lock, and a folio taken off the queue loses `PG_partially_mapped` and its count in the mTHP
@@ -37,13 +52,10 @@ use kernel::{
 /// The batch's folios have a reference count of zero (the type says so): nobody can queue them
 /// again, and none of them can be on the shrinker's private list, where an unlocked scan may
 /// hold a folio it has a reference to (see `__folio_unqueue_deferred_split()`). The
-/// `&LruvecUnlocked` proves that no lruvec lock is held.
+/// `&LruvecUnlocked` proves that no lruvec lock is held. The queue is `deferred_split_lru`
+/// itself, not a parameter: taking a folio off a list is only sound on the list it is on.
 #[inline]
-pub fn unqueue_batch(
-    lru: &ListLru,
-    batch: &FolioBatch<Unreferenced>,
-    unlocked: &LruvecUnlocked,
-) -> usize {
+pub fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecUnlocked) -> usize {
     // Most freed batches have nothing queued: look for the first folio that is without taking
     // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
     let mut folios = batch.iter();
@@ -52,25 +64,26 @@ pub fn unqueue_batch(
             return 0;
         };
         if may_be_queued(folio) {
-            return unqueue_from(lru, folio, folios, unlocked);
+            return unqueue_from(deferred_split_lru(), folio, folios, unlocked);
         }
     }
 }
 
 /// Returns whether `folio`, whose reference count is zero, may be on the deferred split queue.
 #[inline]
-fn may_be_queued(folio: &Folio) -> bool {
+fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
     // SAFETY: `may_be_deferred_split()` is true. With a reference count of zero nobody can
-    // queue the folio concurrently, so an empty link means it is not queued.
+    // queue or move the folio concurrently, so an empty link means it is not queued.
     folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
 }
 
-/// [`unqueue_batch`] from `first`, which may be queued, and the folios of the batch after it.
+/// [`unqueue_batch`] from `first`, which may be queued, and the folios of the batch after it, on
+/// `lru`, the deferred split queue.
 #[inline(never)]
 fn unqueue_from<'a>(
     lru: &ListLru,
-    first: &'a Folio,
-    rest: impl Iterator<Item = &'a Folio>,
+    first: &'a Folio<Unreferenced>,
+    rest: impl Iterator<Item = &'a Folio<Unreferenced>>,
     _unlocked: &LruvecUnlocked,
 ) -> usize {
     let mut unqueued = 0;
@@ -107,7 +120,8 @@ fn unqueue_from<'a>(
         // SAFETY: The folio's link is either empty or on the sublist of its node and memcg,
         // which `guard` holds; nothing else can hold the folio (reference count zero).
         if unsafe { guard.del(folio.deferred_list()) } {
-            if folio.test_partially_mapped() {
+            // SAFETY: The folio may be deferred split, so it is large.
+            if unsafe { folio.test_partially_mapped_unchecked() } {
                 // SAFETY: The folio may be deferred split and we hold its sublist's lock.
                 unsafe { folio.clear_partially_mapped() };
                 // SAFETY: Adjusts a per-CPU counter; the order is a valid folio order.
@@ -129,45 +143,43 @@ fn unqueue_from<'a>(
 ///
 /// # Safety
 ///
-/// - `fbatch` must point to a valid `struct folio_batch` whose folios all have a reference
-///   count of zero and are not yet uncharged from their memory cgroup.
+/// - `fbatch` must point to a valid `struct folio_batch` without null entries, whose folios all
+///   have a reference count of zero and are not yet uncharged from their memory cgroup; the
+///   caller is the path that frees them.
 /// - The caller must not hold a lruvec lock.
 #[export]
 pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut bindings::folio_batch) {
-    // SAFETY: The caller guarantees that `fbatch` is valid and that its folios have a
-    // reference count of zero; it is not accessed elsewhere during this call.
-    let batch = unsafe { FolioBatch::<Unreferenced>::from_raw_mut(fbatch) };
-    // SAFETY: `deferred_split_lru` is initialised by `thp_shrinker_init()` before any large
-    // rmappable folio can be queued, and never destroyed while folios can be freed.
-    let lru = unsafe { ListLru::from_raw(&raw mut bindings::deferred_split_lru) };
+    // SAFETY: The caller guarantees that `fbatch` is valid, that its folios (no null entry:
+    // the callers pass batches they filled) have a reference count of zero, and that they
+    // free them; it is not written elsewhere during this call.
+    let batch = unsafe { FolioBatch::<Unreferenced>::from_raw(fbatch) };
     // SAFETY: The caller holds no lruvec lock.
     let unlocked = unsafe { LruvecUnlocked::new() };
-    unqueue_batch(lru, batch, &unlocked);
+    unqueue_batch(batch, &unlocked);
 }
 
 #[cfg(CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST)]
 #[kunit_tests(mm_deferred_split_rust)]
 mod tests {
     use super::*;
+    use kernel::{
+        mm::folio::{
+            FrozenFolio,
+            RefState,
+            Referenced, //
+        },
+        sync::aref::ARef,
+    };
 
-    /// A charged folio of `order` with a reference count of one.
-    fn alloc_folio(order: u32) -> Result<&'static Folio> {
-        // SAFETY: Allocates a folio; no requirements.
-        let raw = unsafe { bindings::folio_alloc(bindings::GFP_KERNEL, order) };
-        if raw.is_null() {
-            return Err(ENOMEM);
-        }
-        // SAFETY: `raw` is a new folio with a reference count of one, freed only at the end of
-        // each test (after its last use).
-        let folio = unsafe { Folio::from_raw(raw) };
+    /// A charged folio of `order` with one reference.
+    fn alloc_folio(order: u32) -> Result<ARef<Folio>> {
+        let folio = Folio::alloc(GFP_KERNEL, order)?;
         // SAFETY: A new, unmapped folio: charge it to the current (root) memory cgroup, as
         // page faults charge anonymous folios.
         let ret = unsafe {
-            bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL)
+            bindings::mem_cgroup_charge(folio.as_raw(), core::ptr::null_mut(), bindings::GFP_KERNEL)
         };
         if ret != 0 {
-            // SAFETY: We own the only reference.
-            unsafe { bindings::folio_put(raw) };
             return Err(Error::from_errno(ret));
         }
         Ok(folio)
@@ -179,23 +191,27 @@ mod tests {
         unsafe { bindings::deferred_split_folio(folio.as_raw(), partially_mapped) };
     }
 
-    /// Frees a folio whose reference count was dropped to zero.
-    fn free_unreferenced(folio: &Folio) {
-        // SAFETY: The reference count is zero and nobody else can see the folio: make it one
-        // again and free it through the usual path.
-        unsafe {
-            bindings::folio_ref_unfreeze(folio.as_raw(), 1);
-            bindings::folio_put(folio.as_raw());
-        }
+    /// Drops our reference to `folio`, which must be the last: the folio is frozen, as the free
+    /// paths have it, until the returned value is dropped, which frees it.
+    fn freeze(folio: ARef<Folio>) -> Result<FrozenFolio> {
+        Folio::put_testzero(folio).ok_or(EBUSY)
     }
 
     fn lru() -> &'static ListLru {
-        // SAFETY: Initialised at boot, never destroyed.
-        unsafe { ListLru::from_raw(&raw mut bindings::deferred_split_lru) }
+        deferred_split_lru()
     }
 
-    fn is_queued(folio: &Folio) -> bool {
-        // SAFETY: Called only on folios that may be deferred split.
+    /// Whether `folio`, which may be deferred split, is on the queue. Read under the lock of its
+    /// sublist: the shrinker may be moving a referenced folio.
+    fn is_queued<S: RefState>(folio: &Folio<S>) -> bool {
+        let _rcu = rcu::read_lock();
+        // SAFETY: The test folios are charged to the root memory cgroup, which is never freed.
+        let memcg = unsafe { folio.memcg() };
+        // SAFETY: `nid` is the folio's node, `memcg` lives for ever, and the deferred split
+        // list_lru has its sublists.
+        let _guard = unsafe { lru().lock_irqsave(folio.nid(), memcg) };
+        // SAFETY: The callers pass folios that may be deferred split; under the lock of its
+        // sublist, nobody links the folio's link into a list.
         !unsafe { folio.deferred_list_is_empty_racy() }
     }
 
@@ -220,35 +236,31 @@ mod tests {
                 }
             } else {
                 assert!(!folio.may_be_deferred_split());
+                assert!(!folio.test_partially_mapped());
             }
         }
         assert_eq!(lru().count_node(nid), queued_before + expected);
 
-        let mut batch = FolioBatch::new();
-        for folio in folios.iter() {
-            // SAFETY: A folio we hold a reference to, dropped below only to zero.
-            assert!(unsafe { bindings::folio_put_testzero(folio.as_raw()) });
-            // SAFETY: The folios are freed only after the batch is done with.
+        let mut frozen = KVec::new();
+        for folio in folios.drain_all() {
+            frozen.push(freeze(folio)?, GFP_KERNEL)?;
+        }
+        let mut batch = FolioBatch::<Unreferenced>::new();
+        for folio in frozen.iter() {
+            // SAFETY: `frozen` owns the folios at a reference count of zero until after the
+            // batch is dropped.
             unsafe { batch.push(folio)? };
         }
-        // SAFETY: Every folio of the batch has a reference count of zero, and keeps it until
-        // `free_unreferenced()` below.
-        let batch = unsafe { batch.assume_unreferenced() };
         // SAFETY: This test holds no lruvec lock.
         let unlocked = unsafe { LruvecUnlocked::new() };
-        assert_eq!(unqueue_batch(lru(), batch, &unlocked), orders.len() - 2);
+        assert_eq!(unqueue_batch(&batch, &unlocked), orders.len() - 2);
         assert_eq!(lru().count_node(nid), queued_before);
-        for folio in folios.iter() {
-            if folio.order() > 1 {
-                assert!(!is_queued(folio));
-                assert!(!folio.test_partially_mapped());
-            }
+        for folio in batch.iter().filter(|folio| folio.order() > 1) {
+            assert!(!is_queued(folio));
+            assert!(!folio.test_partially_mapped());
         }
         // A second pass finds nothing to do.
-        assert_eq!(unqueue_batch(lru(), batch, &unlocked), 0);
-        for folio in folios.iter() {
-            free_unreferenced(folio);
-        }
+        assert_eq!(unqueue_batch(&batch, &unlocked), 0);
         Ok(())
     }
 
@@ -256,50 +268,53 @@ mod tests {
     fn unqueue_skips_unqueued() -> Result {
         let queued = alloc_folio(2)?;
         let not_queued = alloc_folio(2)?;
-        queue(queued, true);
+        queue(&queued, true);
         let nid = queued.nid();
         let before = lru().count_node(nid);
 
-        let mut batch = FolioBatch::new();
-        for folio in [not_queued, queued] {
-            // SAFETY: As in `unqueue_every_order`.
-            assert!(unsafe { bindings::folio_put_testzero(folio.as_raw()) });
+        let frozen = [freeze(not_queued)?, freeze(queued)?];
+        let mut batch = FolioBatch::<Unreferenced>::new();
+        for folio in frozen.iter() {
             // SAFETY: As in `unqueue_every_order`.
             unsafe { batch.push(folio)? };
         }
-        // SAFETY: As in `unqueue_every_order`.
-        let batch = unsafe { batch.assume_unreferenced() };
         // SAFETY: This test holds no lruvec lock.
         let unlocked = unsafe { LruvecUnlocked::new() };
-        assert_eq!(unqueue_batch(lru(), batch, &unlocked), 1);
+        assert_eq!(unqueue_batch(&batch, &unlocked), 1);
         assert_eq!(lru().count_node(nid) + 1, before);
-        assert!(!is_queued(queued) && !is_queued(not_queued));
-        free_unreferenced(queued);
-        free_unreferenced(not_queued);
+        assert!(!is_queued(&*frozen[0]) && !is_queued(&*frozen[1]));
         Ok(())
     }
 
     /// The C callers: `folios_put()` frees a batch, unqueueing its queued folios on the way.
     #[test]
     fn folios_put_unqueues() -> Result {
-        let mut batch = FolioBatch::new();
+        let mut folios = KVec::new();
         let mut nid = None;
         let mut queued = 0;
         for order in [2, 3, bindings::HPAGE_PMD_ORDER, 0] {
             let folio = alloc_folio(order)?;
             if order > 1 {
-                queue(folio, true);
+                queue(&folio, true);
                 nid.get_or_insert(folio.nid());
                 if nid == Some(folio.nid()) {
                     queued += 1;
                 }
             }
-            // SAFETY: `folios_put_refs()` below drops our reference and frees the folio.
+            folios.push(folio, GFP_KERNEL)?;
+        }
+        let mut batch = FolioBatch::<Referenced>::new();
+        for folio in folios.iter() {
+            // SAFETY: Each folio keeps its reference until `folios_put_refs()` drops it.
             unsafe { batch.push(folio)? };
         }
         let nid = nid.unwrap_or(0);
         let before = lru().count_node(nid);
-        // SAFETY: A batch of folios we hold one reference to each; it drops them.
+        // The batch takes over our references, which `folios_put_refs()` drops.
+        for folio in folios.drain_all() {
+            let _ = ARef::into_raw(folio);
+        }
+        // SAFETY: A batch of folios it holds one reference to each; the call drops them.
         unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
         assert_eq!(lru().count_node(nid) + queued, before);
         Ok(())
@@ -312,17 +327,17 @@ mod tests {
         let folio = alloc_folio(bindings::HPAGE_PMD_ORDER)?;
         let nid = folio.nid();
         let before = lru().count_node(nid);
-        queue(folio, false);
-        assert!(is_queued(folio));
+        queue(&folio, false);
+        assert!(is_queued(&*folio));
         assert!(!folio.test_partially_mapped());
-        queue(folio, true);
+        queue(&folio, true);
         assert!(folio.test_partially_mapped());
         // Queued and partially mapped: the lockless early return.
-        queue(folio, true);
+        queue(&folio, true);
         assert!(folio.test_partially_mapped());
         assert_eq!(lru().count_node(nid), before + 1);
-        // SAFETY: Drops our reference: the free path unqueues the folio.
-        unsafe { bindings::folio_put(folio.as_raw()) };
+        // Drops our reference: the free path unqueues the folio.
+        drop(folio);
         assert_eq!(lru().count_node(nid), before);
         Ok(())
     }

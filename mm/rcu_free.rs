@@ -35,8 +35,18 @@
 
 use kernel::{
     bindings, container_of,
-    ffi::{c_long, c_ulong},
-    mm::{folio::Folio, folio_batch::FolioBatch, folio_list::FolioList},
+    ffi::{
+        c_long,
+        c_ulong, //
+    },
+    mm::{
+        folio::{
+            Folio,
+            Unreferenced, //
+        },
+        folio_batch::FolioBatch,
+        folio_list::FolioList,
+    },
     prelude::*,
 };
 
@@ -81,17 +91,19 @@ impl PcpGuard {
 
     /// The folios freed since `closed` was last filled.
     #[inline]
-    fn open(&mut self) -> &mut FolioList {
+    fn open(&self) -> &FolioList<Unreferenced> {
         // SAFETY: By the type invariants, `pcp` is valid and its lock, which protects the list
-        // of folios linked by `lru`, is held for as long as `self` is borrowed.
-        unsafe { FolioList::from_raw_mut(&raw mut (*self.pcp).open) }
+        // of folios linked by `lru`, is held for as long as `self` is borrowed, in this context
+        // (the guard is neither `Send` nor `Sync`). The folios on it have a reference count of
+        // zero and belong to the deferred free.
+        unsafe { FolioList::from_raw(&raw mut (*self.pcp).open) }
     }
 
     /// The folios waiting for `closed_cookie`.
     #[inline]
-    fn closed(&mut self) -> &mut FolioList {
+    fn closed(&self) -> &FolioList<Unreferenced> {
         // SAFETY: As for `open()`.
-        unsafe { FolioList::from_raw_mut(&raw mut (*self.pcp).closed) }
+        unsafe { FolioList::from_raw(&raw mut (*self.pcp).closed) }
     }
 
     /// Returns the number of pages on both lists.
@@ -108,7 +120,7 @@ impl PcpGuard {
     /// `folio` must have `PG_rcu_free` and a reference count of zero, and the page allocator
     /// must have handed it over: nobody else has it.
     #[inline]
-    unsafe fn add(&mut self, folio: &Folio) {
+    unsafe fn add(&mut self, folio: &Folio<Unreferenced>) {
         // SAFETY: The caller hands the folio over; its `lru` link is unused (it is off the LRU).
         unsafe { self.open().push_tail(folio) };
         // SAFETY: By the type invariants, `pcp` is valid and locked. Taking the cookie after
@@ -128,14 +140,10 @@ impl PcpGuard {
         if self.open().is_empty() {
             return;
         }
+        self.closed().splice_tail(self.open());
         let pcp = self.pcp;
-        // SAFETY: By the type invariants, `pcp` is valid and locked; `open` and `closed` are two
-        // distinct lists of it.
-        unsafe {
-            FolioList::from_raw_mut(&raw mut (*pcp).closed)
-                .splice_tail(FolioList::from_raw_mut(&raw mut (*pcp).open));
-            (*pcp).closed_cookie = (*pcp).open_cookie;
-        }
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { (*pcp).closed_cookie = (*pcp).open_cookie };
     }
 
     /// Returns whether the grace period of `closed` has passed.
@@ -147,7 +155,7 @@ impl PcpGuard {
 
     /// Moves up to a batch of folios from `closed`, whose grace period has passed, to `batch`.
     /// Returns the number of pages it took: 0 when none.
-    fn take_done(&mut self, batch: &mut FolioBatch) -> c_ulong {
+    fn take_done(&mut self, batch: &mut FolioBatch<Unreferenced>) -> c_ulong {
         if self.closed().is_empty() || !self.closed_done() {
             return 0;
         }
@@ -158,7 +166,7 @@ impl PcpGuard {
             };
             taken += folio.nr_pages() as c_ulong;
             // SAFETY: The folio was on `closed`, it is ours now, and its reference count is zero
-            // for good: nothing frees it but us.
+            // for good: nothing frees it but us, after the batch is done with.
             let _ = unsafe { batch.push(folio) };
         }
         // SAFETY: By the type invariants, `pcp` is valid and locked.
@@ -177,9 +185,16 @@ impl Drop for PcpGuard {
 
 /// Frees a batch of folios whose grace period has passed: clears `PG_rcu_free`, takes them out
 /// of `NR_FREE_RCU_PAGES` and hands them to `free_unref_folios()`, which empties the batch.
-fn free_batch(batch: &mut FolioBatch) {
+///
+/// # Safety
+///
+/// Every folio of the batch must be one the deferred free took over ([`rcu_free_defer`]) and
+/// took off a `closed` list whose grace period has passed ([`PcpGuard::take_done`]): an RCU
+/// grace period has passed since its reference count reached zero.
+unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
     for folio in batch.iter() {
-        // SAFETY: The folio's reference count is zero and its grace period has passed.
+        // SAFETY: The folio's reference count is zero and, as the caller guarantees, its grace
+        // period has passed.
         unsafe { folio.clear_rcu_free() };
         // SAFETY: `folio` is a valid folio.
         unsafe { bindings::rcu_free_account(folio.as_raw(), -(folio.nr_pages() as c_long)) };
@@ -204,7 +219,8 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
             return freed;
         }
         freed += taken;
-        free_batch(&mut batch);
+        // SAFETY: `take_done()` filled the batch from `closed`, whose grace period has passed.
+        unsafe { free_batch(&mut batch) };
     }
 }
 
@@ -229,8 +245,9 @@ unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
 /// allocator's free path hands over (it is uncharged and off the LRU). Not from NMI.
 #[export]
 pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
-    // SAFETY: The caller hands over a valid folio, which we now own.
-    let folio = unsafe { Folio::from_raw(folio) };
+    // SAFETY: The caller hands over a valid folio with a reference count of zero, which we now
+    // own and free.
+    let folio = unsafe { Folio::<Unreferenced>::from_raw(folio) };
     let (pcp, expedite) = {
         let mut guard = PcpGuard::this_cpu();
         // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
@@ -400,34 +417,33 @@ mod knob {
 mod tests {
     use super::*;
     use kernel::{
-        sync::{atomic::Relaxed, rcu},
+        mm::folio::Referenced,
+        sync::{
+            aref::ARef,
+            atomic::Relaxed,
+            rcu, //
+        },
         time::{
-            delay::{fsleep, udelay},
+            delay::{
+                fsleep,
+                udelay, //
+            },
             Delta,
         },
     };
 
-    const GFP: bindings::gfp_t = bindings::GFP_KERNEL;
-
     /// The tests run one at a time, and nothing else in the kernel sets `PG_rcu_free` before the
     /// lockless reads do; the counts below are then exact.
-    fn alloc_flagged(order: u32) -> Result<&'static Folio> {
-        // SAFETY: No requirements.
-        let folio = unsafe { bindings::folio_alloc(GFP, order) };
-        if folio.is_null() {
-            return Err(ENOMEM);
-        }
-        // SAFETY: A new folio we hold the only reference to.
-        let folio = unsafe { Folio::from_raw(folio) };
-        // SAFETY: A page allocator folio, referenced.
+    fn alloc_flagged(order: u32) -> Result<ARef<Folio>> {
+        let folio = Folio::alloc(GFP_KERNEL, order)?;
+        // SAFETY: A page allocator folio.
         unsafe { folio.set_rcu_free() };
         Ok(folio)
     }
 
-    /// Drops the reference to `folio`: its free goes through `__folio_put()`.
-    fn put(folio: &Folio) {
-        // SAFETY: We hold a reference.
-        unsafe { bindings::folio_put(folio.as_raw()) };
+    /// Drops the reference `folio` owns, the only one: its free goes through `__folio_put()`.
+    fn put(folio: ARef<Folio>) {
+        drop(folio);
     }
 
     fn vm_event(item: u32) -> c_ulong {
@@ -463,6 +479,7 @@ mod tests {
         let before = nr_free_rcu_pages();
         let deferred = vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED);
         let folio = alloc_flagged(0)?;
+        let raw = folio.as_raw();
         let (refs, flagged, waiting, counted) = {
             let _rcu = rcu::read_lock();
             put(folio);
@@ -472,12 +489,16 @@ mod tests {
             for _ in 0..100 {
                 udelay(Delta::from_millis(1));
             }
-            (
-                folio.ref_count(),
-                folio.test_rcu_free(),
-                nr_waiting(),
-                nr_free_rcu_pages(),
-            )
+            // SAFETY: As a lockless reader does: the folio had `PG_rcu_free` when its reference
+            // count reached zero, inside this read-side critical section, so it is not freed
+            // before the section ends. Only its reference count and flags are read.
+            let (refs, flagged) = unsafe {
+                (
+                    bindings::folio_ref_count(raw),
+                    bindings::folio_test_rcu_free(raw),
+                )
+            };
+            (refs, flagged, nr_waiting(), nr_free_rcu_pages())
         };
         assert_eq!(refs, 0);
         assert!(flagged);
@@ -516,15 +537,11 @@ mod tests {
     fn unflagged_is_freed_at_once() -> Result {
         assert!(wait_drained());
         let deferred = vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED);
-        // SAFETY: No requirements.
-        let folio = unsafe { bindings::folio_alloc(GFP, 2) };
-        if folio.is_null() {
-            return Err(ENOMEM);
-        }
+        let folio = Folio::alloc(GFP_KERNEL, 2)?;
         let waiting = {
             let _rcu = rcu::read_lock();
-            // SAFETY: We hold the only reference.
-            unsafe { bindings::folio_put(folio) };
+            // The only reference: the folio is freed at once.
+            drop(folio);
             nr_waiting()
         };
         assert_eq!(waiting, 0);
@@ -551,15 +568,18 @@ mod tests {
         // they are counted.
         let counted = {
             let _rcu = rcu::read_lock();
-            let mut batch = FolioBatch::new();
-            for (i, folio) in folios.iter().enumerate() {
+            let mut batch = FolioBatch::<Referenced>::new();
+            for (i, folio) in folios.drain_all().enumerate() {
                 if i % 2 == 0 {
                     put(folio);
                     continue;
                 }
                 // The other half through `folios_put()`, as reclaim and truncation free them.
-                // SAFETY: We hold a reference, which the batch takes over.
-                if matches!(unsafe { batch.push(folio) }, Ok(0)) {
+                // SAFETY: The folio's reference, which the batch takes over below, keeps it
+                // valid until `folios_put_refs()` drops it.
+                let full = matches!(unsafe { batch.push(&folio) }, Ok(0));
+                let _ = ARef::into_raw(folio);
+                if full {
                     // SAFETY: A batch of referenced folios, emptied by the call.
                     unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
                 }

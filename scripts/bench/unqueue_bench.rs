@@ -25,8 +25,16 @@ use core::ptr;
 use kernel::{
     bindings,
     mm::{
-        folio::Folio,
-        folio_batch::{FolioBatch, FOLIO_BATCH_SIZE},
+        folio::{
+            Folio,
+            RefState,
+            Referenced,
+            Unreferenced, //
+        },
+        folio_batch::{
+            FolioBatch,
+            FOLIO_BATCH_SIZE, //
+        },
         lruvec::LruvecUnlocked,
     },
     prelude::*,
@@ -192,24 +200,15 @@ impl Folios {
         Ok(this)
     }
 
-    fn iter(&self) -> impl Iterator<Item = &Folio> + '_ {
-        // SAFETY: By the type invariants, the folios are valid while `self` lives.
-        self.folios[..self.len]
-            .iter()
-            .map(|&f| unsafe { Folio::from_raw(f) })
-    }
-
     /// Queues every folio as rmap does when it finds one partially mapped (or underused).
+    /// Whether they were is checked on the frozen batch ([`is_queued`]).
     fn queue(&self, partially_mapped: bool) -> Result {
-        for folio in self.iter() {
-            // SAFETY: A large folio we hold a reference to (not frozen: see the callers).
-            unsafe { bindings::deferred_split_folio(folio.as_raw(), partially_mapped) };
-            // SAFETY: Queued under the list_lru lock by this thread just now.
-            if !folio.may_be_deferred_split() || unsafe { folio.deferred_list_is_empty_racy() } {
-                // With partially_mapped false, only when split_underused_thp is on.
-                pr_err!("a folio of order {} was not queued\n", folio.order());
-                return Err(EINVAL);
-            }
+        if self.frozen {
+            return Err(EINVAL);
+        }
+        for &folio in &self.folios[..self.len] {
+            // SAFETY: A large folio we hold a reference to (not frozen).
+            unsafe { bindings::deferred_split_folio(folio, partially_mapped) };
         }
         Ok(())
     }
@@ -246,16 +245,29 @@ impl Folios {
         }
     }
 
-    /// A batch of the folios (frozen for the unqueue: see [`FolioBatch::assume_unreferenced`]).
-    fn batch(&self) -> FolioBatch {
+    /// A batch of the folios, in state `S`.
+    ///
+    /// # Safety
+    ///
+    /// Until the batch is dropped, the folios must stay frozen if `S` is [`Unreferenced`], and
+    /// not frozen if it is [`Referenced`].
+    unsafe fn batch<S: RefState>(&self) -> FolioBatch<S> {
         let mut batch = FolioBatch::new();
-        for folio in self.iter() {
-            // SAFETY: The folios outlive the batch (it is used within `run()` and
-            // `run_relock()`).
-            let _ = unsafe { batch.push(folio) };
+        for &folio in &self.folios[..self.len] {
+            // SAFETY: By the type invariants, the folio is valid while `self` lives, which
+            // outlives the batch (it is used within `run()` and `run_relock()`); the caller
+            // guarantees its state.
+            let _ = unsafe { batch.push(Folio::<S>::from_raw(folio)) };
         }
         batch
     }
+}
+
+/// Whether `folio` is on the deferred split queue.
+fn is_queued(folio: &Folio<Unreferenced>) -> bool {
+    // SAFETY: The folio may be deferred split; with a reference count of zero, nobody links it
+    // into a list concurrently.
+    folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
 }
 
 impl Drop for Folios {
@@ -305,10 +317,16 @@ fn run(case: &Case, rounds: u32, overhead: i64) -> Result {
                 folios.queue(partially_mapped)?;
                 folios.freeze()?;
             }
-            let mut batch = folios.batch();
-            // SAFETY: Every folio of the batch is frozen (reference count zero) and stays so
-            // until `folios.unfreeze()`, after the last use of the batch.
-            let batch = unsafe { batch.assume_unreferenced() };
+            // SAFETY: Every folio is frozen (reference count zero) and stays so until
+            // `folios.unfreeze()`, after the last use of the batch.
+            let batch = unsafe { folios.batch::<Unreferenced>() };
+            if case.queue.is_some() {
+                if let Some(folio) = batch.iter().find(|folio| !is_queued(folio)) {
+                    // With partially_mapped false, only when split_underused_thp is on.
+                    pr_err!("a folio of order {} was not queued\n", folio.order());
+                    return Err(EINVAL);
+                }
+            }
             let t = now();
             for _ in 0..case.calls {
                 match variant {
@@ -323,9 +341,8 @@ fn run(case: &Case, rounds: u32, overhead: i64) -> Result {
             }
             let ns = t.elapsed().as_nanos() - overhead;
             samples[variant as usize].push(ns, GFP_KERNEL)?;
-            for folio in batch.iter().filter(|f| f.may_be_deferred_split()) {
-                // SAFETY: Large folios with a reference count of zero: nobody can queue them.
-                let queued = !unsafe { folio.deferred_list_is_empty_racy() };
+            for folio in batch.iter() {
+                let queued = is_queued(folio);
                 if queued || folio.test_partially_mapped() {
                     let what = if queued { "queued" } else { "partially mapped" };
                     pr_err!("{}: {} left a folio {}\n", case.name, variant.name(), what);
@@ -361,7 +378,8 @@ fn run(case: &Case, rounds: u32, overhead: i64) -> Result {
 fn run_relock(rounds: u32, overhead: i64) -> Result {
     const CALLS: u32 = 64;
     let folios = Folios::new(0)?;
-    let batch = folios.batch();
+    // SAFETY: `folios` is never frozen here.
+    let batch = unsafe { folios.batch::<Referenced>() };
     let mut samples = sample_vecs(rounds)?;
     // SAFETY: Module init holds no lruvec lock, and takes none but through this token.
     let mut unlocked = unsafe { LruvecUnlocked::new() };

@@ -5,33 +5,116 @@
 //! A minimal view of `struct folio`: the queries the mm mechanisms written in Rust need. It does
 //! not map folios (no `kmap_local_folio()` users yet) and knows nothing of file positions.
 //!
+//! A folio is seen in one of two states, and each has its own type:
+//!
+//! - [`Folio`] (that is, `Folio<Referenced>`): a folio with a reference that outlives the
+//!   borrow. It is reference counted: [`ARef<Folio>`] owns a reference ([`Folio::alloc`] returns
+//!   one), and `&Folio` can be turned into one with `folio_get()`.
+//! - `Folio<Unreferenced>`: a folio whose reference count has reached zero, on its way to the
+//!   page allocator. Only its freeing path (or the owner of a [`FrozenFolio`]) can see it, so its
+//!   state can be read and changed without the races of a live folio; `folio_get()` on it would
+//!   be a bug, and it has no [`ARef`].
+//!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
-use crate::{bindings, types::Opaque};
+use crate::{
+    alloc::{
+        AllocError,
+        Flags, //
+    },
+    bindings,
+    sync::aref::{
+        ARef,
+        AlwaysRefCounted, //
+    },
+    types::Opaque,
+};
+use core::{
+    marker::PhantomData,
+    mem::ManuallyDrop,
+    ops::Deref,
+    ptr::NonNull, //
+};
+
+/// What is known of the reference count of a [`Folio`] (or of the folios of a batch).
+///
+/// This trait is sealed: [`Referenced`] and [`Unreferenced`] are its only implementations.
+pub trait RefState: private::Sealed {}
+
+/// The folio has a reference that outlives the borrow: its reference count is not zero.
+pub enum Referenced {}
+
+/// The folio's reference count has reached zero and stays zero for the borrow: the folio is on
+/// its way to being freed, and only the freeing path can see it. The deferred split unqueue and
+/// the deferred free of `PG_rcu_free` folios work on such folios.
+pub enum Unreferenced {}
+
+impl RefState for Referenced {}
+impl RefState for Unreferenced {}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::Referenced {}
+    impl Sealed for super::Unreferenced {}
+}
 
 /// A wrapper for the kernel's `struct folio`.
 ///
-/// A `&Folio` is a borrowed view: it neither takes nor drops a reference.
+/// `S` says what is known of its reference count: [`Referenced`] (the default, not zero) or
+/// [`Unreferenced`] (zero). A `&Folio<S>` is a borrowed view: it neither takes nor drops a
+/// reference; [`ARef<Folio>`] owns one.
 ///
 /// # Invariants
 ///
-/// `inner` is a valid `struct folio` (the head page of a folio, not a tail page) for the lifetime
-/// of every reference to this value.
+/// - `inner` is a valid `struct folio` (the head page of a folio, not a tail page) that does not
+///   change into another folio (by a split or a free) for the lifetime of every reference to
+///   this value.
+/// - If `S` is [`Referenced`], its reference count is not zero for that lifetime: somebody holds
+///   a reference that outlives the borrow.
+/// - If `S` is [`Unreferenced`], its reference count is zero for that lifetime, and the holder
+///   of the borrow is the one path that frees the folio.
 #[repr(transparent)]
-pub struct Folio {
+pub struct Folio<S: RefState = Referenced> {
     inner: Opaque<bindings::folio>,
+    _state: PhantomData<S>,
 }
 
-impl Folio {
+// SAFETY: A referenced folio is not tied to a thread: its reference can be dropped anywhere.
+unsafe impl Send for Folio<Referenced> {}
+
+// SAFETY: The safe methods on `&Folio<Referenced>` read flags, counts and fields that C also
+// reads without a lock, or change the reference count atomically.
+unsafe impl Sync for Folio<Referenced> {}
+
+// SAFETY: By the type invariants, the reference count of a `Folio<Referenced>` is not zero, so
+// `folio_get()` is allowed and keeps the folio alive until the matching `folio_put()`.
+unsafe impl AlwaysRefCounted for Folio<Referenced> {
+    #[inline]
+    fn inc_ref(&self) {
+        // SAFETY: By the type invariants, the folio is valid and its reference count not zero.
+        unsafe { bindings::folio_get(self.as_raw()) }
+    }
+
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns a reference to the folio, which it gives up.
+        unsafe { bindings::folio_put(obj.cast().as_ptr()) }
+    }
+}
+
+impl<S: RefState> Folio<S> {
     /// Creates a [`Folio`] view of a C `struct folio`.
     ///
     /// # Safety
     ///
-    /// `ptr` must point to a valid folio that stays valid (is not freed and does not change into
-    /// another folio, e.g. by a split) for `'a`.
+    /// - `ptr` must point to a valid folio that stays valid (is not freed and does not change into
+    ///   another folio, e.g. by a split) for `'a`.
+    /// - If `S` is [`Referenced`], somebody must hold a reference to it for `'a`.
+    /// - If `S` is [`Unreferenced`], its reference count must be zero for `'a`, and the caller
+    ///   must be the path that frees it (or own it frozen).
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *const bindings::folio) -> &'a Self {
-        // CAST: `Folio` is a transparent wrapper of `bindings::folio`.
+        // CAST: `Folio<S>` is a transparent wrapper of `bindings::folio`.
         // SAFETY: The caller guarantees that the pointer is valid for `'a`.
         unsafe { &*ptr.cast() }
     }
@@ -62,10 +145,9 @@ impl Folio {
         unsafe { bindings::folio_nid(self.as_raw()) }
     }
 
-    /// Returns the folio's reference count.
+    /// Returns the folio's reference count: always zero for a `Folio<Unreferenced>`.
     ///
-    /// Unless the caller holds the only reference, or the count is zero and only the freeing
-    /// path can see the folio, the value can be stale as soon as it is read.
+    /// Unless the caller holds the only reference, the value can be stale as soon as it is read.
     #[inline]
     pub fn ref_count(&self) -> i32 {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
@@ -80,10 +162,24 @@ impl Folio {
     }
 
     /// Returns whether the folio is a large folio that rmap tracks (`PG_large_rmappable`): only
-    /// such folios of order two or more have a deferred split list link.
+    /// such folios of order two or more have a deferred split list link. False for a folio of
+    /// one page.
     #[inline]
     pub fn test_large_rmappable(&self) -> bool {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
+        // SAFETY: The folio is large.
+        self.test_large() && unsafe { self.test_large_rmappable_unchecked() }
+    }
+
+    /// [`Folio::test_large_rmappable`] without the test that the folio is large.
+    ///
+    /// # Safety
+    ///
+    /// The folio must be large: the flag is in its second page, which a folio of one page does
+    /// not have (its page[1] is another folio's memory).
+    #[inline]
+    pub unsafe fn test_large_rmappable_unchecked(&self) -> bool {
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, large as the caller
+        // guarantees.
         unsafe { bindings::folio_test_large_rmappable(self.as_raw()) }
     }
 
@@ -91,18 +187,30 @@ impl Folio {
     /// order two or more (an order-1 folio has no room for the list link).
     #[inline]
     pub fn may_be_deferred_split(&self) -> bool {
-        self.order() > 1 && self.test_large_rmappable()
+        // SAFETY: A folio of order two or more is large.
+        self.order() > 1 && unsafe { self.test_large_rmappable_unchecked() }
     }
 }
 
 #[cfg(CONFIG_TRANSPARENT_HUGEPAGE)]
-impl Folio {
-    /// Returns whether the folio is partially mapped (`PG_partially_mapped`).
-    ///
-    /// Only meaningful when [`Folio::may_be_deferred_split`] is true.
+impl<S: RefState> Folio<S> {
+    /// Returns whether the folio is partially mapped (`PG_partially_mapped`). False for a folio
+    /// of one page.
     #[inline]
     pub fn test_partially_mapped(&self) -> bool {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
+        // SAFETY: The folio is large.
+        self.test_large() && unsafe { self.test_partially_mapped_unchecked() }
+    }
+
+    /// [`Folio::test_partially_mapped`] without the test that the folio is large.
+    ///
+    /// # Safety
+    ///
+    /// The folio must be large (the flag is in its second page).
+    #[inline]
+    pub unsafe fn test_partially_mapped_unchecked(&self) -> bool {
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, large as the caller
+        // guarantees.
         unsafe { bindings::folio_test_partially_mapped(self.as_raw()) }
     }
 
@@ -138,18 +246,29 @@ impl Folio {
     ///
     /// # Safety
     ///
-    /// [`Folio::may_be_deferred_split`] must be true.
+    /// - [`Folio::may_be_deferred_split`] must be true.
+    /// - Nobody may link this folio's list link into a list concurrently (`list_add()` and
+    ///   `list_move()` write the new entry's `next` with a plain store; every other write of it
+    ///   is a `WRITE_ONCE()`). True for a `Folio<Unreferenced>`: the deferred split shrinker
+    ///   moves only folios it took a reference to, and nobody queues a folio without one. True
+    ///   too under the lock of the folio's deferred split sublist.
     #[inline]
     pub unsafe fn deferred_list_is_empty_racy(&self) -> bool {
+        use crate::sync::atomic::{
+            atomic_load,
+            Relaxed, //
+        };
+
         let head = self.deferred_list();
         // SAFETY: The caller guarantees that the folio has a deferred list link, which is a
-        // valid, initialised `list_head`. The volatile read is `READ_ONCE()` of C.
-        unsafe { core::ptr::read_volatile(&raw const (*head).next) }.cast_const()
-            == head.cast_const()
+        // valid, initialised and aligned `list_head`, and that every store that may race with
+        // this load is a `WRITE_ONCE()`. This is `READ_ONCE(head->next)`.
+        let next = unsafe { atomic_load(&raw mut (*head).next, Relaxed) };
+        next == head
     }
 }
 
-impl Folio {
+impl<S: RefState> Folio<S> {
     /// Returns the memory cgroup the folio is charged to, or null (always without
     /// `CONFIG_MEMCG`).
     ///
@@ -169,6 +288,123 @@ impl Folio {
     pub fn memcg_charged(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
         unsafe { bindings::folio_memcg_charged(self.as_raw()) }
+    }
+}
+
+impl Folio {
+    /// Allocates a folio of `order`: `folio_alloc()`. The returned [`ARef`] owns its only
+    /// reference; dropping it frees the folio.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{mm::folio::Folio, prelude::*};
+    ///
+    /// let folio = Folio::alloc(GFP_KERNEL, 2)?;
+    /// assert_eq!((folio.order(), folio.nr_pages(), folio.ref_count()), (2, 4, 1));
+    /// assert!(folio.test_large());
+    /// let other = folio.clone();
+    /// assert_eq!(other.ref_count(), 2);
+    /// drop(folio);
+    /// // The last reference: the folio is frozen, not freed, until `frozen` is dropped.
+    /// let frozen = Folio::put_testzero(other).ok_or(EBUSY)?;
+    /// assert_eq!(frozen.ref_count(), 0);
+    /// let folio = frozen.unfreeze();
+    /// assert_eq!(folio.ref_count(), 1);
+    /// # Ok::<(), Error>(())
+    /// ```
+    #[inline]
+    pub fn alloc(flags: Flags, order: u32) -> Result<ARef<Self>, AllocError> {
+        // SAFETY: Depending on `flags`, this call may sleep; it has no other requirement.
+        let folio = unsafe { bindings::folio_alloc(flags.as_raw(), order) };
+        let folio = NonNull::new(folio).ok_or(AllocError)?;
+        // SAFETY: A new folio, whose only reference we own and hand to the `ARef`.
+        Ok(unsafe { ARef::from_raw(folio.cast()) })
+    }
+
+    /// Allocates a folio of `order` on node `nid` and on no other: `__folio_alloc_node()` with
+    /// `__GFP_THISNODE` added to `flags`.
+    ///
+    /// # Safety
+    ///
+    /// `nid` must be an online node.
+    #[inline]
+    pub unsafe fn alloc_node(flags: Flags, order: u32, nid: i32) -> Result<ARef<Self>, AllocError> {
+        let gfp = flags.as_raw() | bindings::__GFP_THISNODE;
+        // SAFETY: The caller guarantees that `nid` is online; depending on `flags`, this call
+        // may sleep.
+        let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
+        let folio = NonNull::new(folio).ok_or(AllocError)?;
+        // SAFETY: A new folio, whose only reference we own and hand to the `ARef`.
+        Ok(unsafe { ARef::from_raw(folio.cast()) })
+    }
+
+    /// Drops the reference `this` owns, as `folio_put_testzero()`: if it was the last one, the
+    /// folio is not freed but returned frozen (reference count zero), owned by the caller.
+    /// Otherwise the holder of the last reference frees it, and this returns `None`.
+    #[inline]
+    pub fn put_testzero(this: ARef<Self>) -> Option<FrozenFolio> {
+        let folio = ARef::into_raw(this);
+        // SAFETY: We own the reference `this` held, which this drops.
+        if unsafe { bindings::folio_put_testzero(folio.as_ptr().cast()) } {
+            // INVARIANT: The reference count reached zero with our put: nobody else can take a
+            // reference any more, and we are the one to free the folio.
+            Some(FrozenFolio {
+                folio: folio.cast(),
+            })
+        } else {
+            None
+        }
+    }
+}
+
+/// A folio with a reference count of zero, owned: the state a free path has it in
+/// (`free_frozen_pages()`), made available to the tests and benchmarks of such paths.
+///
+/// Dropping it gives the folio back a reference and drops that, so it is freed through
+/// `folio_put()`.
+///
+/// # Invariants
+///
+/// `folio` is a valid folio with a reference count of zero that this value owns: nobody else can
+/// take a reference to it (`folio_try_get()` fails) or free it.
+pub struct FrozenFolio {
+    folio: NonNull<Folio<Unreferenced>>,
+}
+
+impl FrozenFolio {
+    /// Gives the folio a reference count of one again: `folio_ref_unfreeze()`.
+    #[inline]
+    pub fn unfreeze(self) -> ARef<Folio> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: By the type invariants, we own the folio at a reference count of zero.
+        unsafe { bindings::folio_ref_unfreeze(this.folio.as_ptr().cast(), 1) };
+        // SAFETY: The reference we just made is handed to the `ARef`.
+        unsafe { ARef::from_raw(this.folio.cast()) }
+    }
+}
+
+impl Deref for FrozenFolio {
+    type Target = Folio<Unreferenced>;
+
+    #[inline]
+    fn deref(&self) -> &Folio<Unreferenced> {
+        // SAFETY: By the type invariants, the folio is valid, with a reference count of zero,
+        // and owned by `self` for as long as it is borrowed.
+        unsafe { self.folio.as_ref() }
+    }
+}
+
+impl Drop for FrozenFolio {
+    #[inline]
+    fn drop(&mut self) {
+        let folio = self.folio.as_ptr().cast();
+        // SAFETY: By the type invariants, we own the folio at a reference count of zero: make it
+        // one and drop it, which frees the folio through the usual path.
+        unsafe {
+            bindings::folio_ref_unfreeze(folio, 1);
+            bindings::folio_put(folio);
+        }
     }
 }
 

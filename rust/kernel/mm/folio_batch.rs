@@ -8,44 +8,52 @@
 //!
 //! C header: [`include/linux/folio_batch.h`](srctree/include/linux/folio_batch.h)
 
-use crate::{bindings, mm::folio::Folio, types::Opaque};
+use crate::{
+    bindings,
+    error::{
+        code::ENOSPC,
+        Result, //
+    },
+    types::Opaque,
+};
 use core::marker::PhantomData;
+
+pub use crate::mm::folio::{
+    Folio,
+    RefState,
+    Referenced,
+    Unreferenced, //
+};
 
 /// The number of folios a batch holds.
 pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 
-/// What is known of the reference counts of the folios of a [`FolioBatch`].
-///
-/// This trait is sealed: [`Referenced`] and [`Unreferenced`] are its only implementations.
-pub trait RefState: private::Sealed {}
-
-/// The folios of the batch may have any reference count (the general case).
-pub enum Referenced {}
-
-/// Every folio of the batch has reached a reference count of zero and is on its way to being
-/// freed: only the freeing path can see it, so its state can be read and changed without the
-/// races of a live folio. The deferred split unqueue requires this state.
-pub enum Unreferenced {}
-
-impl RefState for Referenced {}
-impl RefState for Unreferenced {}
-
-mod private {
-    pub trait Sealed {}
-    impl Sealed for super::Referenced {}
-    impl Sealed for super::Unreferenced {}
-}
-
 /// A wrapper for the kernel's `struct folio_batch`.
 ///
-/// `S` says what is known of the folios' reference counts: [`Referenced`] (nothing) or
-/// [`Unreferenced`] (all zero).
+/// `S` is the state of the folios' reference counts: [`Referenced`] (each has a reference that
+/// outlives the batch's borrow) or [`Unreferenced`] (all zero).
+///
+/// A `FolioBatch` value is a batch owned by Rust ([`FolioBatch::new`]). A batch that C owns is
+/// seen through a shared reference with the lifetime of the C call, [`FolioBatch::from_raw`]:
+/// it cannot be moved out of, nor swapped with a batch that Rust owns, so its folios cannot
+/// outlive the call.
+///
+/// ```ignore,compile_fail
+/// use kernel::{bindings, mm::folio_batch::FolioBatch};
+///
+/// /// Would keep C's folio pointers in a batch that outlives the C call.
+/// fn keep(ptr: *mut bindings::folio_batch) -> FolioBatch {
+///     // SAFETY: Let `ptr` be a valid batch for the call.
+///     let view = unsafe { FolioBatch::from_raw(ptr) };
+///     core::mem::take(view) // error[E0308]: expected `&mut _`, found `&FolioBatch`
+/// }
+/// ```
 ///
 /// # Invariants
 ///
 /// - `inner` is a valid `struct folio_batch` whose `nr` is at most [`FOLIO_BATCH_SIZE`].
-/// - Its first `nr` entries point to valid folios (no null or xarray value entries).
-/// - If `S` is [`Unreferenced`], every one of those folios has a reference count of zero.
+/// - Its first `nr` entries point to valid folios (no null or xarray value entries) that stay
+///   valid, in state `S`, while they are in the batch and the batch is borrowed.
 #[repr(transparent)]
 pub struct FolioBatch<S: RefState = Referenced> {
     inner: Opaque<bindings::folio_batch>,
@@ -53,18 +61,43 @@ pub struct FolioBatch<S: RefState = Referenced> {
 }
 
 impl<S: RefState> FolioBatch<S> {
-    /// Creates a mutable view of a C `struct folio_batch`.
+    /// Creates an empty batch owned by Rust: `folio_batch_init()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::mm::folio_batch::{FolioBatch, FOLIO_BATCH_SIZE};
+    ///
+    /// let batch: FolioBatch = FolioBatch::new();
+    /// assert!(batch.is_empty());
+    /// assert_eq!(batch.space(), FOLIO_BATCH_SIZE);
+    /// assert_eq!(batch.iter().count(), 0);
+    /// ```
+    #[inline]
+    pub const fn new() -> Self {
+        // INVARIANT: An empty batch: all zeroes is `folio_batch_init()`'s state.
+        Self {
+            inner: Opaque::zeroed(),
+            _state: PhantomData,
+        }
+    }
+
+    /// Creates a view of a C `struct folio_batch` for `'a`.
     ///
     /// # Safety
     ///
-    /// - `ptr` must point to a valid `struct folio_batch` that nothing else accesses for `'a`.
-    /// - Its first `nr` entries must point to valid folios that stay valid for `'a`.
-    /// - If `S` is [`Unreferenced`], all of them must have a reference count of zero.
+    /// - `ptr` must point to a valid `struct folio_batch` that nothing else writes for `'a`.
+    /// - Its first `nr` entries must point to valid folios, none null: not the `fbatch` of
+    ///   `folio_batch_move_lru()` after it took folios out, which leaves null holes.
+    /// - Those folios must stay valid and in state `S` for `'a`: if `S` is [`Referenced`], each
+    ///   has a reference that outlives `'a`; if [`Unreferenced`], all have a reference count of
+    ///   zero, and the caller is their freeing path.
     #[inline]
-    pub unsafe fn from_raw_mut<'a>(ptr: *mut bindings::folio_batch) -> &'a mut Self {
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::folio_batch) -> &'a Self {
         // CAST: `FolioBatch` is a transparent wrapper of `bindings::folio_batch`.
-        // SAFETY: The caller guarantees that the pointer is valid and unaliased for `'a`.
-        unsafe { &mut *ptr.cast() }
+        // SAFETY: The caller guarantees that the pointer is valid, and not written elsewhere,
+        // for `'a`.
+        unsafe { &*ptr.cast() }
     }
 
     /// Returns a raw pointer to the C `struct folio_batch`.
@@ -94,17 +127,15 @@ impl<S: RefState> FolioBatch<S> {
 
     /// Returns an iterator over the folios of the batch, in order.
     #[inline]
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio> + '_ {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio<S>> + '_ {
         // SAFETY: By the type invariants, `inner` is valid and `nr <= FOLIO_BATCH_SIZE`.
         let folios = unsafe { &(*self.as_raw()).folios };
         folios[..self.len()].iter().map(|&folio| {
-            if folio.is_null() {
-                // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying
-                // so lets the compiler drop the null test of the `Option<&Folio>` per element.
-                unsafe { core::hint::unreachable_unchecked() }
-            }
-            // SAFETY: By the type invariants, the first `nr` entries point to valid folios,
-            // which stay valid while the batch is borrowed.
+            // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying so
+            // lets the compiler drop the null test of the `Option<&Folio>` per element.
+            unsafe { core::hint::assert_unchecked(!folio.is_null()) };
+            // SAFETY: By the type invariants, the first `nr` entries point to valid folios in
+            // state `S`, which stay so while the batch is borrowed.
             unsafe { Folio::from_raw(folio) }
         })
     }
@@ -119,34 +150,6 @@ impl<S: RefState> FolioBatch<S> {
             (*batch).i = 0;
         }
     }
-}
-
-impl FolioBatch<Referenced> {
-    /// Creates an empty batch owned by Rust: `folio_batch_init()`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::mm::folio_batch::{FolioBatch, FOLIO_BATCH_SIZE};
-    ///
-    /// let batch = FolioBatch::new();
-    /// assert!(batch.is_empty());
-    /// assert_eq!(batch.space(), FOLIO_BATCH_SIZE);
-    /// assert_eq!(batch.iter().count(), 0);
-    /// ```
-    #[inline]
-    pub const fn new() -> Self {
-        // INVARIANT: An empty batch.
-        Self {
-            inner: Opaque::new(bindings::folio_batch {
-                nr: 0,
-                i: 0,
-                percpu_pvec_drained: false,
-                folios: [core::ptr::null_mut(); FOLIO_BATCH_SIZE],
-            }),
-            _state: PhantomData,
-        }
-    }
 
     /// Adds a folio to the batch: `folio_batch_add()`.
     ///
@@ -159,17 +162,17 @@ impl FolioBatch<Referenced> {
     ///
     /// # Safety
     ///
-    /// `folio` must stay valid for as long as the batch holds it.
+    /// `folio` must stay valid, in state `S`, for as long as the batch holds it.
     #[inline]
-    pub unsafe fn push(&mut self, folio: &Folio) -> crate::error::Result<usize> {
+    pub unsafe fn push(&mut self, folio: &Folio<S>) -> Result<usize> {
         let len = self.len();
         if len == FOLIO_BATCH_SIZE {
-            return Err(crate::error::code::ENOSPC);
+            return Err(ENOSPC);
         }
         let batch = self.as_raw();
         // SAFETY: By the type invariants, `inner` is valid and `len < FOLIO_BATCH_SIZE`;
-        // `&mut self` makes the access unique. The caller keeps `folio` valid, which maintains
-        // the invariant on the first `nr` entries.
+        // `&mut self` makes the access unique.
+        // INVARIANT: The folio is not null, and the caller keeps it valid and in state `S`.
         unsafe {
             (*batch).folios[len] = folio.as_raw();
             (*batch).nr += 1;
@@ -184,16 +187,16 @@ impl FolioBatch<Referenced> {
     /// # Safety
     ///
     /// Every folio in the batch must have a reference count of zero, and keep it for as long as
-    /// the returned view is used.
+    /// the returned view is used; the caller must be the path that frees them.
     #[inline]
-    pub unsafe fn assume_unreferenced(&mut self) -> &mut FolioBatch<Unreferenced> {
-        // SAFETY: The caller guarantees the extra invariant of `Unreferenced`; the layouts are
-        // the same (`PhantomData` only).
-        unsafe { FolioBatch::from_raw_mut(self.as_raw()) }
+    pub unsafe fn assume_unreferenced(&self) -> &FolioBatch<Unreferenced> {
+        // SAFETY: The batch is valid for the borrow of `self` and only read through the view;
+        // the caller guarantees the extra invariant of `Unreferenced`.
+        unsafe { FolioBatch::from_raw(self.as_raw()) }
     }
 }
 
-impl Default for FolioBatch<Referenced> {
+impl<S: RefState> Default for FolioBatch<S> {
     #[inline]
     fn default() -> Self {
         Self::new()
@@ -208,34 +211,30 @@ mod tests {
 
     #[test]
     fn push_until_full() -> Result {
-        // SAFETY: Allocates a folio; no requirements.
-        let raw = unsafe { bindings::folio_alloc(bindings::GFP_KERNEL, 2) };
-        if raw.is_null() {
-            return Err(ENOMEM);
-        }
-        // SAFETY: We hold a reference until the `folio_put()` below.
-        let folio = unsafe { Folio::from_raw(raw) };
-        let mut batch = FolioBatch::new();
+        let folio = Folio::alloc(GFP_KERNEL, 2)?;
+        let mut batch = FolioBatch::<Referenced>::new();
         for n in 1..=FOLIO_BATCH_SIZE {
-            // SAFETY: The folio outlives the batch.
-            assert_eq!(unsafe { batch.push(folio) }, Ok(FOLIO_BATCH_SIZE - n));
+            // SAFETY: `folio` holds a reference until after the batch is dropped.
+            assert_eq!(unsafe { batch.push(&folio) }, Ok(FOLIO_BATCH_SIZE - n));
         }
         // SAFETY: As above.
-        assert_eq!(unsafe { batch.push(folio) }, Err(ENOSPC));
+        assert_eq!(unsafe { batch.push(&folio) }, Err(ENOSPC));
         assert_eq!(batch.len(), FOLIO_BATCH_SIZE);
         assert_eq!(batch.iter().len(), FOLIO_BATCH_SIZE);
-        assert!(batch.iter().all(|f| f.as_raw() == raw && f.order() == 2));
+        assert!(batch
+            .iter()
+            .all(|f| f.as_raw() == folio.as_raw() && f.order() == 2));
         batch.reinit();
         assert!(batch.is_empty() && batch.space() == FOLIO_BATCH_SIZE);
 
         // A view of a C batch sees what C wrote.
-        // SAFETY: `batch` is a valid, unaliased batch of valid folios.
-        let view = unsafe { FolioBatch::<Referenced>::from_raw_mut(batch.as_raw()) };
         // SAFETY: As above.
-        unsafe { view.push(folio)? };
-        assert_eq!(batch.len(), 1);
-        // SAFETY: Drops our reference.
-        unsafe { bindings::folio_put(raw) };
+        unsafe { batch.push(&folio)? };
+        // SAFETY: `batch` is a valid batch of one folio that `folio` holds a reference to, and it
+        // is not written while `view` lives.
+        let view = unsafe { FolioBatch::<Referenced>::from_raw(batch.as_raw()) };
+        assert_eq!(view.len(), 1);
+        assert!(view.iter().all(|f| f.as_raw() == folio.as_raw()));
         Ok(())
     }
 }

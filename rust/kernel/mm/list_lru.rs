@@ -8,8 +8,34 @@
 //!
 //! C header: [`include/linux/list_lru.h`](srctree/include/linux/list_lru.h)
 
-use crate::{bindings, error::to_result, prelude::*, types::Opaque};
-use core::{ops::Deref, ptr::NonNull};
+use crate::{
+    bindings,
+    error::to_result,
+    prelude::*,
+    types::Opaque, //
+};
+use core::{
+    ops::Deref,
+    ptr::NonNull, //
+};
+
+/// Returns the number of possible node ids, `nr_node_ids`: a list_lru has one sublist per node
+/// id below it.
+#[inline]
+pub fn nr_node_ids() -> u32 {
+    #[cfg(CONFIG_NUMA)]
+    // SAFETY: `nr_node_ids` is set at boot, before any list_lru is initialised, and never
+    // changes after.
+    unsafe {
+        bindings::nr_node_ids
+    }
+
+    // A macro, `1U`, without NUMA.
+    #[cfg(not(CONFIG_NUMA))]
+    {
+        1
+    }
+}
 
 /// A wrapper for the kernel's `struct list_lru`.
 ///
@@ -49,10 +75,15 @@ impl ListLru {
     }
 
     /// Returns the number of items on node `nid`, over all memory cgroups:
-    /// `list_lru_count_node()`.
+    /// `list_lru_count_node()`. Zero if `nid` is not a node id (negative, or not below
+    /// [`nr_node_ids()`]).
     #[inline]
     pub fn count_node(&self, nid: i32) -> usize {
-        // SAFETY: By the type invariants, the list_lru is initialised; the count is atomic.
+        if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
+            return 0;
+        }
+        // SAFETY: By the type invariants, the list_lru is initialised, with a sublist for each
+        // node id below `nr_node_ids`, as `nid` is; the count is atomic.
         // CAST: An item count fits in `usize`.
         unsafe { bindings::list_lru_count_node(self.as_raw(), nid) as usize }
     }
@@ -273,6 +304,22 @@ impl PinnedDrop for OwnedListLru {
 mod tests {
     use super::*;
 
+    /// The number of online nodes, `nr_online_nodes`: node ids below it are online (the tests
+    /// run on machines whose nodes are numbered from 0 without holes).
+    fn nr_online_nodes() -> u32 {
+        #[cfg(CONFIG_NUMA)]
+        // SAFETY: Reads a counter of online nodes.
+        unsafe {
+            bindings::nr_online_nodes
+        }
+
+        // A macro, `1U`, without NUMA.
+        #[cfg(not(CONFIG_NUMA))]
+        {
+            1
+        }
+    }
+
     /// An empty `list_head`, to be used where it is (not moved while on a list).
     fn empty_item() -> bindings::list_head {
         // SAFETY: All-zero bits are a valid `list_head`; `INIT_LIST_HEAD()` makes it empty
@@ -288,12 +335,7 @@ mod tests {
             // SAFETY: `item` is valid and stays in place until the end of the test.
             unsafe { bindings::INIT_LIST_HEAD(item) };
         }
-        // SAFETY: Reads a counter of online nodes.
-        let other = if unsafe { bindings::nr_online_nodes } >= 2 {
-            1
-        } else {
-            0
-        };
+        let other = if nr_online_nodes() >= 2 { 1 } else { 0 };
         let null = core::ptr::null_mut();
         // Nothing is asserted under a guard (see the lruvec tests): each block returns what
         // it saw.
@@ -354,6 +396,9 @@ mod tests {
         };
         assert!(deleted_other);
         assert_eq!(lru.count_node(0) + lru.count_node(other), 0);
+        // Node ids that are not, without reading past the sublists.
+        assert_eq!(lru.count_node(-1), 0);
+        assert_eq!(lru.count_node(nr_node_ids() as i32), 0);
         Ok(())
     }
 }

@@ -14,12 +14,36 @@
 //!
 //! C header: [`include/linux/memcontrol.h`](srctree/include/linux/memcontrol.h)
 
-use crate::{bindings, mm::folio::Folio, types::NotThreadSafe};
-use core::{marker::PhantomData, ptr::NonNull};
+use crate::{
+    bindings,
+    mm::folio::{
+        Folio,
+        RefState, //
+    },
+    types::NotThreadSafe,
+};
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 
 /// The proof that the current context holds no lruvec lock.
 ///
 /// It is not [`Send`]: the proof is about the context that created it.
+///
+/// A function that needs it cannot be called while a [`LruvecGuard`] taken through it lives:
+///
+/// ```ignore,compile_fail
+/// use kernel::mm::{folio::Folio, lruvec::LruvecUnlocked};
+///
+/// fn needs_unlocked(_: &LruvecUnlocked) {}
+///
+/// fn under_the_lock(unlocked: &mut LruvecUnlocked, folio: &Folio) {
+///     let guard = unlocked.lock_irqsave(folio);
+///     needs_unlocked(unlocked); // error[E0502]: `*unlocked` is also borrowed as mutable
+///     drop(guard);
+/// }
+/// ```
 ///
 /// # Invariants
 ///
@@ -49,9 +73,12 @@ impl LruvecUnlocked {
     ///
     /// Interrupts must be enabled: the unlock enables them.
     #[inline]
-    pub unsafe fn lock_irq<'a>(&'a mut self, folio: &Folio) -> LruvecGuard<'a, Irq> {
+    pub unsafe fn lock_irq<'a, S: RefState>(
+        &'a mut self,
+        folio: &Folio<S>,
+    ) -> LruvecGuard<'a, Irq> {
         // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
-        let (lruvec, state) = unsafe { Irq::lock(folio) };
+        let (lruvec, state) = unsafe { <Irq as private::Sealed>::lock(folio) };
         // INVARIANT: We just took the lock.
         LruvecGuard {
             lruvec,
@@ -62,9 +89,12 @@ impl LruvecUnlocked {
 
     /// Locks the lruvec of `folio` with `spin_lock_irqsave()`: `folio_lruvec_lock_irqsave()`.
     #[inline]
-    pub fn lock_irqsave<'a>(&'a mut self, folio: &Folio) -> LruvecGuard<'a, IrqSave> {
+    pub fn lock_irqsave<'a, S: RefState>(
+        &'a mut self,
+        folio: &Folio<S>,
+    ) -> LruvecGuard<'a, IrqSave> {
         // SAFETY: `folio` is valid.
-        let (lruvec, state) = unsafe { IrqSave::lock(folio) };
+        let (lruvec, state) = unsafe { <IrqSave as private::Sealed>::lock(folio) };
         // INVARIANT: We just took the lock.
         LruvecGuard {
             lruvec,
@@ -76,26 +106,10 @@ impl LruvecUnlocked {
 
 /// How a [`LruvecGuard`] disables interrupts.
 ///
-/// This trait is sealed: [`Irq`] and [`IrqSave`] are its only implementations.
-pub trait IrqMode: private::Sealed {
-    /// What the unlock needs besides the lruvec.
-    type State: Copy;
-
-    /// Locks the lruvec of `folio`.
-    ///
-    /// # Safety
-    ///
-    /// As for the `LruvecUnlocked` method that calls it.
-    unsafe fn lock(folio: &Folio) -> (NonNull<bindings::lruvec>, Self::State);
-
-    /// Unlocks `lruvec`.
-    ///
-    /// # Safety
-    ///
-    /// The caller must hold the lock of `lruvec`, taken by [`IrqMode::lock`] of the same mode,
-    /// which returned `state`.
-    unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, state: Self::State);
-}
+/// This trait is sealed: [`Irq`] and [`IrqSave`] are its only implementations. Its lock and
+/// unlock functions are in the private supertrait, so that only [`LruvecUnlocked`] and
+/// [`LruvecGuard`] can call them.
+pub trait IrqMode: private::Sealed {}
 
 /// `spin_lock_irq()`: interrupts are enabled again on unlock.
 pub enum Irq {}
@@ -103,17 +117,45 @@ pub enum Irq {}
 /// `spin_lock_irqsave()`: the interrupt state is restored on unlock.
 pub enum IrqSave {}
 
+impl IrqMode for Irq {}
+impl IrqMode for IrqSave {}
+
 mod private {
-    pub trait Sealed {}
-    impl Sealed for super::Irq {}
-    impl Sealed for super::IrqSave {}
+    use crate::{
+        bindings,
+        mm::folio::{
+            Folio,
+            RefState, //
+        },
+    };
+    use core::ptr::NonNull;
+
+    pub trait Sealed {
+        /// What the unlock needs besides the lruvec.
+        type State: Copy;
+
+        /// Locks the lruvec of `folio`.
+        ///
+        /// # Safety
+        ///
+        /// As for the `LruvecUnlocked` method that calls it.
+        unsafe fn lock<S: RefState>(folio: &Folio<S>) -> (NonNull<bindings::lruvec>, Self::State);
+
+        /// Unlocks `lruvec`.
+        ///
+        /// # Safety
+        ///
+        /// The caller must hold the lock of `lruvec`, taken by `lock()` of the same mode, which
+        /// returned `state`.
+        unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, state: Self::State);
+    }
 }
 
-impl IrqMode for Irq {
+impl private::Sealed for Irq {
     type State = ();
 
     #[inline]
-    unsafe fn lock(folio: &Folio) -> (NonNull<bindings::lruvec>, ()) {
+    unsafe fn lock<S: RefState>(folio: &Folio<S>) -> (NonNull<bindings::lruvec>, ()) {
         // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
         let lruvec = unsafe { bindings::folio_lruvec_lock_irq(folio.as_raw()) };
         // SAFETY: `folio_lruvec_lock_irq()` returns the lruvec it locked, never null.
@@ -127,11 +169,11 @@ impl IrqMode for Irq {
     }
 }
 
-impl IrqMode for IrqSave {
+impl private::Sealed for IrqSave {
     type State = crate::ffi::c_ulong;
 
     #[inline]
-    unsafe fn lock(folio: &Folio) -> (NonNull<bindings::lruvec>, Self::State) {
+    unsafe fn lock<S: RefState>(folio: &Folio<S>) -> (NonNull<bindings::lruvec>, Self::State) {
         let mut flags = 0;
         // SAFETY: `folio` is valid and `flags` is a local.
         let lruvec = unsafe { bindings::folio_lruvec_lock_irqsave(folio.as_raw(), &mut flags) };
@@ -172,7 +214,7 @@ impl<M: IrqMode> LruvecGuard<'_, M> {
     /// Exact when the folio's memcg binding is stable (e.g. the folio is isolated from the LRU
     /// or its reference count is zero).
     #[inline]
-    pub fn matches(&self, folio: &Folio) -> bool {
+    pub fn matches<S: RefState>(&self, folio: &Folio<S>) -> bool {
         // SAFETY: `folio` is valid and, by the type invariants, so is the locked lruvec.
         unsafe { bindings::folio_matches_lruvec(folio.as_raw(), self.as_raw()) }
     }
@@ -189,7 +231,7 @@ impl<M: IrqMode> LruvecGuard<'_, M> {
     /// to the locked lruvec, else unlocks and locks the folio's. `folio_lruvec_relock_irq()` and
     /// `folio_lruvec_relock_irqsave()`.
     #[inline]
-    pub fn relock(mut self, folio: &Folio) -> Self {
+    pub fn relock<S: RefState>(mut self, folio: &Folio<S>) -> Self {
         if !self.matches(folio) {
             // SAFETY: By the type invariants, we hold this lock, taken by `M::lock` with
             // `self.state`. Interrupts are enabled again after the unlock if they were before
@@ -221,31 +263,39 @@ impl<M: IrqMode> Drop for LruvecGuard<'_, M> {
 #[macros::kunit_tests(rust_mm_lruvec)]
 mod tests {
     use super::*;
-    use crate::prelude::*;
+    use crate::{
+        prelude::*,
+        sync::aref::ARef, //
+    };
 
-    /// A charged order-0 folio on node `nid`, with one reference (dropped with `put`).
-    fn alloc_on(nid: i32) -> Result<&'static Folio> {
-        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE;
-        // SAFETY: Allocates a folio; no requirements.
-        let raw = unsafe { bindings::__folio_alloc_node(gfp, 0, nid) };
-        if raw.is_null() {
-            return Err(ENOMEM);
-        }
+    /// A charged order-0 folio on node `nid`, which must be online.
+    fn alloc_on(nid: i32) -> Result<ARef<Folio>> {
+        // SAFETY: The callers pass online nodes.
+        let folio = unsafe { Folio::alloc_node(GFP_KERNEL, 0, nid)? };
         // SAFETY: A new folio, charged to the current (root) memcg like a page fault's.
         let ret = unsafe {
-            bindings::mem_cgroup_charge(raw, core::ptr::null_mut(), bindings::GFP_KERNEL)
+            bindings::mem_cgroup_charge(folio.as_raw(), core::ptr::null_mut(), bindings::GFP_KERNEL)
         };
         if ret != 0 {
-            put(raw);
             return Err(Error::from_errno(ret));
         }
-        // SAFETY: We hold the only reference until `put`.
-        Ok(unsafe { Folio::from_raw(raw) })
+        Ok(folio)
     }
 
-    fn put(raw: *mut bindings::folio) {
-        // SAFETY: Drops the reference `alloc_on` returned.
-        unsafe { bindings::folio_put(raw) };
+    /// The number of online nodes, `nr_online_nodes`: node ids below it are online (the tests
+    /// run on machines whose nodes are numbered from 0 without holes).
+    fn nr_online_nodes() -> u32 {
+        #[cfg(CONFIG_NUMA)]
+        // SAFETY: Reads a counter of online nodes.
+        unsafe {
+            bindings::nr_online_nodes
+        }
+
+        // A macro, `1U`, without NUMA.
+        #[cfg(not(CONFIG_NUMA))]
+        {
+            1
+        }
     }
 
     /// Whether lockdep knows the lock of `lruvec` is not held (lockdep may be off).
@@ -270,21 +320,20 @@ mod tests {
         let mut unlocked = unsafe { LruvecUnlocked::new() };
 
         // SAFETY: KUnit runs tests with interrupts enabled.
-        let guard = unsafe { unlocked.lock_irq(a) };
+        let guard = unsafe { unlocked.lock_irq(&a) };
         let held = guard.is_held();
-        let matches = (guard.matches(a), guard.matches(b));
+        let matches = (guard.matches(&a), guard.matches(&b));
         let lruvec = guard.as_raw();
-        let guard = guard.relock(b);
+        let guard = guard.relock(&b);
         let relocked = (guard.as_raw(), guard.is_held());
         guard.unlock();
         let released = known_unlocked(lruvec);
 
-        let guard = unlocked.lock_irqsave(b);
+        let guard = unlocked.lock_irqsave(&b);
         let saved = (guard.as_raw(), guard.is_held());
         drop(guard);
 
-        put(a.as_raw());
-        put(b.as_raw());
+        drop((a, b));
         assert!(held);
         assert_eq!(matches, (true, true));
         assert_eq!(relocked, (lruvec, true));
@@ -295,8 +344,7 @@ mod tests {
 
     #[test]
     fn relock_across_nodes() -> Result {
-        // SAFETY: Reads a counter of online nodes.
-        if unsafe { bindings::nr_online_nodes } < 2 {
+        if nr_online_nodes() < 2 {
             return Ok(());
         }
         let a = alloc_on(0)?;
@@ -304,17 +352,16 @@ mod tests {
         // SAFETY: This test holds no lruvec lock.
         let mut unlocked = unsafe { LruvecUnlocked::new() };
 
-        let guard = unlocked.lock_irqsave(a);
+        let guard = unlocked.lock_irqsave(&a);
         let first = guard.as_raw();
-        let matches = (guard.matches(a), guard.matches(b));
-        let guard = guard.relock(b);
+        let matches = (guard.matches(&a), guard.matches(&b));
+        let guard = guard.relock(&b);
         let second = guard.as_raw();
-        let relocked = (guard.matches(b), guard.is_held());
+        let relocked = (guard.matches(&b), guard.is_held());
         let first_released = known_unlocked(first);
         drop(guard);
 
-        put(a.as_raw());
-        put(b.as_raw());
+        drop((a, b));
         assert_eq!(matches, (true, false));
         assert!(second != first);
         assert_eq!(relocked, (true, true));
