@@ -58,7 +58,11 @@ pub const EXPEDITE_PAGES: c_ulong = 512;
 /// # Invariants
 ///
 /// `pcp` is a valid `struct rcu_free_pcp` (per-CPU storage, never freed) whose lock this guard
-/// holds, taken with `spin_lock_irqsave()` that saved `flags`.
+/// holds, taken with `spin_lock_irqsave()` that saved `flags`. While the lock is held, and so
+/// whenever a guard is dropped: every folio on `open` was added before `open_cookie` was taken,
+/// every folio on `closed` before `closed_cookie` was taken, and `nr_pages` is the number of
+/// pages on both. Only [`PcpGuard::add`], [`PcpGuard::close`] and [`PcpGuard::take_done`] change
+/// the lists, and each keeps this.
 struct PcpGuard {
     pcp: *mut bindings::rcu_free_pcp,
     flags: c_ulong,

@@ -109,7 +109,10 @@ impl<S: RefState> Folio<S> {
     ///
     /// - `ptr` must point to a valid folio that stays valid (is not freed and does not change into
     ///   another folio, e.g. by a split) for `'a`.
-    /// - If `S` is [`Referenced`], somebody must hold a reference to it for `'a`.
+    /// - If `S` is [`Referenced`], its reference count must stay above zero for `'a`: the caller
+    ///   owns a reference that nobody can freeze away (`folio_ref_freeze()` in reclaim and
+    ///   migration counts the page cache's references), or holds the folio lock, so that taking
+    ///   another reference ([`ARef`]) is always sound.
     /// - If `S` is [`Unreferenced`], its reference count must be zero for `'a`, and the caller
     ///   must be the path that frees it (or own it frozen).
     #[inline]

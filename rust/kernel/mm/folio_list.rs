@@ -139,7 +139,11 @@ impl<S: RefState> FolioList<S> {
     }
 
     /// Takes the folio at the head of the list off it.
+    ///
+    /// The folio is the caller's now: dropping the result loses it (it is neither on the list
+    /// nor freed).
     #[inline]
+    #[must_use]
     pub fn pop_front(&self) -> Option<&Folio<S>> {
         // SAFETY: By the type invariants, `inner` is initialised, its lock held, and its entries
         // are folios' `lru` links.
