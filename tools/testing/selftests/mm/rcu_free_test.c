@@ -258,19 +258,7 @@ static void poison(int advice, const char *name, off_t off)
 
 #define UNPOISON_PFN	"/sys/kernel/debug/hwpoison/unpoison-pfn"
 
-static int write_pfn(const char *file, unsigned long pfn)
-{
-	char val[32];
-	int fd = open(file, O_WRONLY), n, ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	n = snprintf(val, sizeof(val), "%lu", pfn);
-	if (write(fd, val, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
+static int write_long(const char *file, long val);
 
 /*
  * Soft-offlines a hot page of the file and at once unpoisons it. Soft
@@ -309,7 +297,7 @@ static void soft_offline_unpoison(off_t off)
 		ksft_test_result_skip("%s: %s\n", name, strerror(errno));
 		goto out;
 	}
-	ret = write_pfn(UNPOISON_PFN, pfn);
+	ret = write_long(UNPOISON_PFN, pfn);
 	if (ret) {
 		ksft_test_result_fail("%s: unpoison of PFN %#lx: %s\n", name, pfn,
 				      strerror(-ret));
