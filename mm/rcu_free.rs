@@ -315,7 +315,7 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
     unsafe { PcpGuard::lock(pcp) }.close();
     // SAFETY: Process context (a work item), no locks held.
     unsafe {
-        bindings::synchronize_rcu_expedited();
+        bindings::rcu_free_synchronize_expedited();
         bindings::rcu_free_count_expedited();
         free_done(pcp);
     }
@@ -346,7 +346,7 @@ pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
     let mut freed = 0;
     if waiting {
         // SAFETY: The caller guarantees a context that may sleep.
-        unsafe { bindings::synchronize_rcu_expedited() };
+        unsafe { bindings::rcu_free_synchronize_expedited() };
         // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
         for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
     }
