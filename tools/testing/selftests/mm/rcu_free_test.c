@@ -221,6 +221,26 @@ static void make_hot(int fd, off_t off)
 }
 
 /*
+ * Opens the file, makes the page at @off hot (PG_rcu_free) and maps it, read
+ * in; returns the mapping and the fd in @fdp.
+ */
+static void *map_hot_page(off_t off, int *fdp)
+{
+	int fd = open(path, O_RDONLY);
+	void *p;
+
+	if (fd < 0)
+		ksft_exit_fail_perror(path);
+	make_hot(fd, off);
+	p = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, fd, off);
+	if (p == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	FORCE_READ(*(char *)p);
+	*fdp = fd;
+	return p;
+}
+
+/*
  * Makes a page hot, maps it and applies @advice to it. Its folio has
  * PG_rcu_free. Memory failure keeps the poisoned folio; soft offline
  * migrates it away, waits for a grace period and frees the old one at once.
@@ -231,14 +251,7 @@ static void poison(int advice, const char *name, off_t off)
 	int fd, ret;
 	void *p;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		ksft_exit_fail_perror(path);
-	make_hot(fd, off);
-	p = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, fd, off);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_perror("mmap");
-	FORCE_READ(*(char *)p);
+	p = map_hot_page(off, &fd);
 	deferred = read_vmstat("rcu_free_deferred");
 	ret = madvise(p, STRIDE, advice);
 	if (ret && (errno == EPERM || errno == EINVAL)) {
@@ -280,14 +293,7 @@ static void soft_offline_unpoison(off_t off)
 		ksft_test_result_skip("%s: no %s\n", name, UNPOISON_PFN);
 		return;
 	}
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		ksft_exit_fail_perror(path);
-	make_hot(fd, off);
-	p = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, fd, off);
-	if (p == MAP_FAILED)
-		ksft_exit_fail_perror("mmap");
-	FORCE_READ(*(char *)p);
+	p = map_hot_page(off, &fd);
 	pm = open("/proc/self/pagemap", O_RDONLY);
 	if (pm < 0)
 		ksft_exit_fail_perror("pagemap");
