@@ -34,7 +34,9 @@ use kernel::{
 #[inline]
 fn deferred_split_lru() -> &'static ListLru {
     // SAFETY: `deferred_split_lru` is initialised by `thp_shrinker_init()` before any large
-    // rmappable folio can be queued, and never destroyed.
+    // rmappable folio can be queued. It is destroyed only when THP fails to initialise
+    // (`hugepage_init()`'s error path, at boot), before any folio is queued, and our callers
+    // get here only for a folio that is queued or was (its link is not empty).
     unsafe { ListLru::from_raw(&raw mut bindings::deferred_split_lru) }
 }
 
@@ -72,8 +74,10 @@ pub fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecUnlocked
 /// Returns whether `folio`, whose reference count is zero, may be on the deferred split queue.
 #[inline]
 fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
-    // SAFETY: `may_be_deferred_split()` is true. With a reference count of zero nobody can
-    // queue or move the folio concurrently, so an empty link means it is not queued.
+    // SAFETY: `may_be_deferred_split()` is true. With a reference count of zero nobody queues or
+    // unqueues the folio concurrently (queueing needs a reference; the shrinker skips a folio it
+    // cannot take one on), so an empty link means that it is not queued. Memcg reparenting may
+    // move a queued folio to its parent's sublist meanwhile, which leaves the link non-empty.
     folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
 }
 
@@ -102,23 +106,28 @@ fn unqueue_from<'a>(
 
         let nid = folio.nid();
         rcu.get_or_insert_with(rcu::read_lock);
-        // SAFETY: The reference count is zero, so the memcg binding is stable, and we are
-        // under `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after
-        // every guard.
+        // SAFETY: With a reference count of zero we hold the folio exclusively, which keeps
+        // its objcg binding stable (`folio_memcg()`'s rules); the memcg that objcg maps to may
+        // be reparented meanwhile, which `lock_irqsave()` handles as C does, by locking the
+        // nearest live ancestor's sublist, where reparenting moved the folio. We are under
+        // `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after every
+        // guard.
         let memcg = unsafe { folio.memcg() };
         let guard = match locked.take() {
             Some(guard) if guard.is_for(nid, memcg) => guard,
             previous => {
                 drop(previous);
                 // SAFETY: `nid` is the folio's node and `memcg` is alive (see above); the
-                // deferred split list_lru has the folio's memcg sublists, allocated when the
-                // folio was charged (`folio_memcg_alloc_deferred()`).
+                // deferred split list_lru has the sublists of the folio's memcg, allocated
+                // when the folio was charged (`folio_memcg_alloc_deferred()`).
                 unsafe { lru.lock_irqsave(nid, memcg) }
             }
         };
         let guard = locked.insert(guard);
-        // SAFETY: The folio's link is either empty or on the sublist of its node and memcg,
-        // which `guard` holds; nothing else can hold the folio (reference count zero).
+        // SAFETY: The folio's link is either empty or on the sublist of its node and memcg (or,
+        // if that memcg was reparented, of the ancestor), which `guard` holds: a guard taken
+        // for the same (node, memcg) covers it, see `is_for()`. Nothing else can hold the folio
+        // (reference count zero).
         if unsafe { guard.del(folio.deferred_list()) } {
             // SAFETY: The folio may be deferred split, so it is large.
             if unsafe { folio.test_partially_mapped_unchecked() } {
@@ -210,8 +219,7 @@ mod tests {
         // SAFETY: `nid` is the folio's node, `memcg` lives for ever, and the deferred split
         // list_lru has its sublists.
         let _guard = unsafe { lru().lock_irqsave(folio.nid(), memcg) };
-        // SAFETY: The callers pass folios that may be deferred split; under the lock of its
-        // sublist, nobody links the folio's link into a list.
+        // SAFETY: The callers pass folios that may be deferred split.
         !unsafe { folio.deferred_list_is_empty_racy() }
     }
 

@@ -62,7 +62,11 @@ pub const EXPEDITE_PAGES: c_ulong = 512;
 /// whenever a guard is dropped: every folio on `open` was added before `open_cookie` was taken,
 /// every folio on `closed` before `closed_cookie` was taken, and `nr_pages` is the number of
 /// pages on both. Only [`PcpGuard::add`], [`PcpGuard::close`] and [`PcpGuard::take_done`] change
-/// the lists, and each keeps this.
+/// the lists, and each keeps this: the lists are reached only through the guard's private
+/// methods, and this module is the boundary of that invariant.
+///
+/// Like the lruvec and list_lru guards, it restores the saved interrupt state when dropped
+/// (see `kernel::mm::lruvec`); it is never held with another such guard.
 struct PcpGuard {
     pcp: *mut bindings::rcu_free_pcp,
     flags: c_ulong,

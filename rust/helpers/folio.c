@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/compiler.h>
 #include <linux/gfp.h>
 #include <linux/huge_mm.h>
 #include <linux/mm.h>
@@ -74,6 +75,16 @@ __rust_helper void rust_helper_folio_clear_partially_mapped(struct folio *folio)
 __rust_helper struct list_head *rust_helper_folio_deferred_list(struct folio *folio)
 {
 	return &folio->_deferred_list;
+}
+
+/*
+ * Whether the folio's deferred split link is empty, read without the lock: it may race with
+ * the plain stores of list_add(), list_del_init() and the list_splice_init() of memcg
+ * reparenting, which Rust cannot mark as the data race it tolerates.
+ */
+__rust_helper bool rust_helper_folio_deferred_list_empty_racy(struct folio *folio)
+{
+	return data_race(list_empty(&folio->_deferred_list));
 }
 #endif
 

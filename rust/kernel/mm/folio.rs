@@ -242,32 +242,24 @@ impl<S: RefState> Folio<S> {
     }
 
     /// Returns whether the folio's deferred split list link is empty, read without the lock:
-    /// the `data_race(list_empty(&folio->_deferred_list))` of C.
+    /// C's `data_race(list_empty(&folio->_deferred_list))`.
     ///
     /// Exact only if nobody can queue or unqueue the folio concurrently, as when its reference
-    /// count is zero; otherwise a hint that the locked path must confirm.
+    /// count is zero; otherwise a hint that the locked path must confirm. The read may race with
+    /// plain stores to the link (`list_add()`, `list_del_init()`, and memcg reparenting's
+    /// `list_splice_init()`, which rewrites the link of a queued folio whatever its reference
+    /// count): it is done in C, where `data_race()` says that the race is intended, as Rust has
+    /// no way to say so. No store changes whether a link is empty except under the sublist's
+    /// lock.
     ///
     /// # Safety
     ///
-    /// - [`Folio::may_be_deferred_split`] must be true.
-    /// - Nobody may link this folio's list link into a list concurrently (`list_add()` and
-    ///   `list_move()` write the new entry's `next` with a plain store; every other write of it
-    ///   is a `WRITE_ONCE()`). True for a `Folio<Unreferenced>`: the deferred split shrinker
-    ///   moves only folios it took a reference to, and nobody queues a folio without one. True
-    ///   too under the lock of the folio's deferred split sublist.
+    /// [`Folio::may_be_deferred_split`] must be true: the link is in the folio's third page.
     #[inline]
     pub unsafe fn deferred_list_is_empty_racy(&self) -> bool {
-        use crate::sync::atomic::{
-            atomic_load,
-            Relaxed, //
-        };
-
-        let head = self.deferred_list();
-        // SAFETY: The caller guarantees that the folio has a deferred list link, which is a
-        // valid, initialised and aligned `list_head`, and that every store that may race with
-        // this load is a `WRITE_ONCE()`. This is `READ_ONCE(head->next)`.
-        let next = unsafe { atomic_load(&raw mut (*head).next, Relaxed) };
-        next == head
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, which the caller
+        // guarantees to have a deferred split link.
+        unsafe { bindings::folio_deferred_list_empty_racy(self.as_raw()) }
     }
 }
 

@@ -101,6 +101,10 @@ impl<S: RefState> FolioBatch<S> {
     }
 
     /// Returns a raw pointer to the C `struct folio_batch`.
+    ///
+    /// C that writes the batch through it (`free_unref_folios()` and `folios_put_refs()` empty
+    /// it) may only be given a batch that Rust owns and has borrowed mutably for the call: a view
+    /// from [`FolioBatch::from_raw`] is one that nothing may write while it is borrowed.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::folio_batch {
         self.inner.get()

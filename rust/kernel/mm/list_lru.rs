@@ -12,6 +12,7 @@ use crate::{
     bindings,
     error::to_result,
     prelude::*,
+    sync::LockClassKey,
     types::Opaque, //
 };
 use core::{
@@ -130,6 +131,10 @@ impl ListLru {
 
 /// A locked sublist of a [`ListLru`], with interrupts disabled.
 ///
+/// Dropping it restores the interrupt state saved when it was taken: release guards that
+/// disable interrupts in the reverse order of their taking (see
+/// [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
+///
 /// # Invariants
 ///
 /// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), taken
@@ -219,7 +224,22 @@ impl Drop for ListLruGuard<'_> {
     }
 }
 
+/// Creates an [`OwnedListLru`] initialiser, memcg aware if the argument is true, whose sublist
+/// locks get a lock class of their own (one per call site), as [`new_spinlock!`] does.
+///
+/// [`new_spinlock!`]: crate::sync::new_spinlock
+#[macro_export]
+macro_rules! new_list_lru {
+    ($memcg_aware:expr $(,)?) => {
+        $crate::mm::list_lru::OwnedListLru::new($memcg_aware, $crate::static_lock_class!())
+    };
+}
+pub use new_list_lru;
+
 /// A `struct list_lru` owned by Rust: initialised in place, destroyed on drop.
+///
+/// It may be sent to and shared with other threads ([`ListLru`] is `Sync`); dropping it calls
+/// `list_lru_destroy()`, which may sleep: drop it in process context.
 ///
 /// # Invariants
 ///
@@ -228,9 +248,9 @@ impl Drop for ListLruGuard<'_> {
 /// # Examples
 ///
 /// ```
-/// use kernel::{bindings, mm::list_lru::OwnedListLru, prelude::*};
+/// use kernel::{bindings, mm::list_lru::new_list_lru, prelude::*};
 ///
-/// let lru = KBox::pin_init(OwnedListLru::new(false), GFP_KERNEL)?;
+/// let lru = KBox::pin_init(new_list_lru!(false), GFP_KERNEL)?;
 /// // SAFETY: All-zero bits are a valid `list_head`, which `INIT_LIST_HEAD()` then makes empty.
 /// let mut item: bindings::list_head = unsafe { core::mem::zeroed() };
 /// // SAFETY: `item` is a valid `list_head` that is not moved while on the list.
@@ -259,20 +279,36 @@ pub struct OwnedListLru {
     inner: Opaque<bindings::list_lru>,
 }
 
+// SAFETY: A `struct list_lru` is not tied to the thread that initialised it, and
+// `list_lru_destroy()` may run on any thread.
+unsafe impl Send for OwnedListLru {}
+
+// SAFETY: A shared reference only gives a `&ListLru`, which is `Sync`.
+unsafe impl Sync for OwnedListLru {}
+
 impl OwnedListLru {
-    /// Initialises a list_lru, memcg aware if `memcg_aware` (with no shrinker attached).
+    /// Initialises a list_lru, memcg aware if `memcg_aware` (with no shrinker attached), whose
+    /// sublist locks are of the lock class `key`: `list_lru_init_memcg_key()`. Use
+    /// [`new_list_lru!`], which makes a class for its call site.
     ///
     /// # Errors
     ///
     /// Returns `ENOMEM` if the per-node (or per-memcg) sublists cannot be allocated.
-    pub fn new(memcg_aware: bool) -> impl PinInit<Self, Error> {
+    pub fn new(memcg_aware: bool, key: Pin<&'static LockClassKey>) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             inner <- Opaque::try_ffi_init(|slot: *mut bindings::list_lru| {
                 // SAFETY: `slot` is valid for writes and pinned. `__list_lru_init()` expects a
-                // zeroed `struct list_lru`, as C's are (static or kzalloc()ed): with lockdep it
-                // reads the lock class key it does not set. A null shrinker is allowed.
+                // zeroed `struct list_lru`, as C's are (static or kzalloc()ed), with the lock
+                // class key set first, as `list_lru_init_memcg_key()` does; the key is static.
+                // A null shrinker is allowed.
                 to_result(unsafe {
                     core::ptr::write_bytes(slot, 0, 1);
+                    #[cfg(CONFIG_LOCKDEP)]
+                    {
+                        (*slot).key = key.as_ptr();
+                    }
+                    #[cfg(not(CONFIG_LOCKDEP))]
+                    let _ = key;
                     bindings::__list_lru_init(slot, memcg_aware, core::ptr::null_mut())
                 })
             }),
@@ -329,7 +365,7 @@ mod tests {
 
     #[test]
     fn memcg_aware_add_del() -> Result {
-        let lru = KBox::pin_init(OwnedListLru::new(true), GFP_KERNEL)?;
+        let lru = KBox::pin_init(new_list_lru!(true), GFP_KERNEL)?;
         let mut items = [empty_item(), empty_item(), empty_item()];
         for item in items.iter_mut() {
             // SAFETY: `item` is valid and stays in place until the end of the test.

@@ -12,6 +12,25 @@
 //! as long as the [`LruvecGuard`] lives, so a function that takes `&LruvecUnlocked` cannot be
 //! called under a lruvec lock: the compiler rejects it.
 //!
+//! # Guards that disable interrupts
+//!
+//! [`LruvecGuard`], [`ListLruGuard`](crate::mm::list_lru::ListLruGuard) (and mm/rcu_free.rs's
+//! private `PcpGuard`) hold a C spinlock taken with interrupts disabled, and each restores the
+//! interrupt state it saved when it is dropped, as `spin_unlock_irqrestore()` does. They are
+//! not [`SpinLockIrq`](crate::sync::SpinLockIrq): these locks live in C structures and are
+//! found and taken by C functions (`folio_lruvec_lock_irqsave()` retries when the folio's
+//! memcg changes under it, `list_lru_lock_irqsave()` moves to a live ancestor of a dying
+//! memcg), which have only the `_irq` and `_irqsave` forms; and `local_interrupt_disable()`
+//! (the counted interrupt disable that lets `SpinLockIrq` guards be dropped in any order)
+//! disables interrupts for real on PREEMPT_RT, where these `spinlock_t`s sleep and may not be
+//! taken that way.
+//!
+//! So, as with C's `_irqsave`, two such guards held at once must be released in the reverse
+//! order of their taking: releasing the outer one first enables interrupts while the inner lock
+//! is still held. That is a deadlock that lockdep reports ("inconsistent lock state"), not
+//! memory unsafety, like taking a `Mutex` twice. The series never holds two at once;
+//! [`LruvecUnlocked`] makes a second [`LruvecGuard`] under the first a compile error.
+//!
 //! C header: [`include/linux/memcontrol.h`](srctree/include/linux/memcontrol.h)
 
 use crate::{
