@@ -56,8 +56,14 @@ fn deferred_split_lru() -> &'static ListLru {
 /// hold a folio it has a reference to (see `__folio_unqueue_deferred_split()`). The
 /// `&LruvecUnlocked` proves that no lruvec lock is held. The queue is `deferred_split_lru`
 /// itself, not a parameter: taking a folio off a list is only sound on the list it is on.
+///
+/// # Safety
+///
+/// The batch's folios must still be charged to their memory cgroup (unless memory cgroups are
+/// disabled): it says which sublist a folio is on, and the free paths uncharge a batch only after
+/// this. A folio already uncharged would be taken off its sublist under the root's lock.
 #[inline]
-pub fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecUnlocked) -> usize {
+pub unsafe fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecUnlocked) -> usize {
     // Most freed batches have nothing queued: look for the first folio that is without taking
     // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
     let mut folios = batch.iter();
@@ -66,7 +72,8 @@ pub fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecUnlocked
             return 0;
         };
         if may_be_queued(folio) {
-            return unqueue_from(deferred_split_lru(), folio, folios, unlocked);
+            // SAFETY: The caller guarantees that the folios are charged.
+            return unsafe { unqueue_from(deferred_split_lru(), folio, folios, unlocked) };
         }
     }
 }
@@ -83,8 +90,12 @@ fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
 
 /// [`unqueue_batch`] from `first`, which may be queued, and the folios of the batch after it, on
 /// `lru`, the deferred split queue.
+///
+/// # Safety
+///
+/// As for [`unqueue_batch`].
 #[inline(never)]
-fn unqueue_from<'a>(
+unsafe fn unqueue_from<'a>(
     lru: &ListLru,
     first: &'a Folio<Unreferenced>,
     rest: impl Iterator<Item = &'a Folio<Unreferenced>>,
@@ -105,14 +116,14 @@ fn unqueue_from<'a>(
         warn_on!(!mem_cgroup_disabled() && !folio.memcg_charged());
 
         let nid = folio.nid();
-        rcu.get_or_insert_with(rcu::read_lock);
+        let rcu = rcu.get_or_insert_with(rcu::read_lock);
         // SAFETY: With a reference count of zero we hold the folio exclusively, which keeps
         // its objcg binding stable (`folio_memcg()`'s rules); the memcg that objcg maps to may
         // be reparented meanwhile, which `lock_irqsave()` handles as C does, by locking the
         // nearest live ancestor's sublist, where reparenting moved the folio. We are under
         // `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after every
-        // guard.
-        let memcg = unsafe { folio.memcg() };
+        // guard. The folio is a large rmappable one, not slab.
+        let memcg = unsafe { folio.memcg(rcu) };
         let guard = match locked.take() {
             Some(guard) if guard.is_for(nid, memcg) => guard,
             previous => {
@@ -120,7 +131,7 @@ fn unqueue_from<'a>(
                 // SAFETY: `nid` is the folio's node and `memcg` is alive (see above); the
                 // deferred split list_lru has the sublists of the folio's memcg, allocated
                 // when the folio was charged (`folio_memcg_alloc_deferred()`).
-                unsafe { lru.lock_irqsave(nid, memcg) }
+                unsafe { lru.lock(nid, memcg) }
             }
         };
         let guard = locked.insert(guard);
@@ -164,7 +175,8 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
     let batch = unsafe { FolioBatch::<Unreferenced>::from_raw(fbatch) };
     // SAFETY: The caller holds no lruvec lock.
     let unlocked = unsafe { LruvecUnlocked::new() };
-    unqueue_batch(batch, &unlocked);
+    // SAFETY: The caller has not uncharged the folios yet.
+    unsafe { unqueue_batch(batch, &unlocked) };
 }
 
 #[cfg(CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST)]
@@ -213,12 +225,13 @@ mod tests {
     /// Whether `folio`, which may be deferred split, is on the queue. Read under the lock of its
     /// sublist: the shrinker may be moving a referenced folio.
     fn is_queued<S: RefState>(folio: &Folio<S>) -> bool {
-        let _rcu = rcu::read_lock();
-        // SAFETY: The test folios are charged to the root memory cgroup, which is never freed.
-        let memcg = unsafe { folio.memcg() };
+        let rcu = rcu::read_lock();
+        // SAFETY: The test folios are charged to the root memory cgroup, which is never freed
+        // nor reparented; they are not slab folios.
+        let memcg = unsafe { folio.memcg(&rcu) };
         // SAFETY: `nid` is the folio's node, `memcg` lives for ever, and the deferred split
         // list_lru has its sublists.
-        let _guard = unsafe { lru().lock_irqsave(folio.nid(), memcg) };
+        let _guard = unsafe { lru().lock(folio.nid(), memcg) };
         // SAFETY: The callers pass folios that may be deferred split.
         !unsafe { folio.deferred_list_is_empty_racy() }
     }
@@ -261,14 +274,16 @@ mod tests {
         }
         // SAFETY: This test holds no lruvec lock.
         let unlocked = unsafe { LruvecUnlocked::new() };
-        assert_eq!(unqueue_batch(&batch, &unlocked), orders.len() - 2);
+        // SAFETY: The folios are charged (`alloc_folio()`).
+        assert_eq!(unsafe { unqueue_batch(&batch, &unlocked) }, orders.len() - 2);
         assert_eq!(lru().count_node(nid), queued_before);
         for folio in batch.iter().filter(|folio| folio.order() > 1) {
             assert!(!is_queued(folio));
             assert!(!folio.test_partially_mapped());
         }
         // A second pass finds nothing to do.
-        assert_eq!(unqueue_batch(&batch, &unlocked), 0);
+        // SAFETY: As above.
+        assert_eq!(unsafe { unqueue_batch(&batch, &unlocked) }, 0);
         Ok(())
     }
 
@@ -288,7 +303,8 @@ mod tests {
         }
         // SAFETY: This test holds no lruvec lock.
         let unlocked = unsafe { LruvecUnlocked::new() };
-        assert_eq!(unqueue_batch(&batch, &unlocked), 1);
+        // SAFETY: The folios are charged (`alloc_folio()`).
+        assert_eq!(unsafe { unqueue_batch(&batch, &unlocked) }, 1);
         assert_eq!(lru().count_node(nid) + 1, before);
         assert!(!is_queued(&*frozen[0]) && !is_queued(&*frozen[1]));
         Ok(())

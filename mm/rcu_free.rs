@@ -79,7 +79,9 @@ impl PcpGuard {
         let mut flags = 0;
         // SAFETY: `flags` is a valid place for the saved interrupt state.
         let pcp = unsafe { bindings::rcu_free_pcp_lock(&mut flags) };
-        // INVARIANT: `rcu_free_pcp_lock()` returns this CPU's storage, locked.
+        // INVARIANT: `rcu_free_pcp_lock()` returns a CPU's storage, locked: the one of the CPU
+        // this ran on when it looked (on PREEMPT_RT it may have migrated since; the lock makes
+        // that harmless).
         Self { pcp, flags }
     }
 
@@ -172,10 +174,15 @@ impl PcpGuard {
             let Some(folio) = self.closed().pop_front() else {
                 break;
             };
-            taken += folio.nr_pages() as c_ulong;
             // SAFETY: The folio was on `closed`, it is ours now, and its reference count is zero
             // for good: nothing frees it but us, after the batch is done with.
-            let _ = unsafe { batch.push(folio) };
+            if unsafe { batch.push(folio) }.is_err() {
+                // Not reached: the batch has space. Put the folio back rather than lose it.
+                // SAFETY: The folio is ours and off every list.
+                unsafe { self.closed().push_tail(folio) };
+                break;
+            }
+            taken += folio.nr_pages() as c_ulong;
         }
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { (*self.pcp).nr_pages -= taken };
@@ -240,8 +247,8 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
 #[inline]
 unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
     // SAFETY: The caller guarantees that `pcp` is valid; `rwork` was initialised at boot and
-    // `system_dfl_wq` is always valid.
-    unsafe { bindings::queue_rcu_work(bindings::system_dfl_wq, &raw mut (*pcp).rwork) };
+    // the workqueue is always valid.
+    unsafe { bindings::queue_rcu_work(bindings::rcu_free_workqueue(), &raw mut (*pcp).rwork) };
 }
 
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
@@ -272,7 +279,7 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         if expedite {
             bindings::queue_work_on(
                 bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
-                bindings::system_dfl_wq,
+                bindings::rcu_free_workqueue(),
                 &raw mut (*pcp).expedite,
             );
         }
@@ -328,9 +335,10 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
 /// period. With `sync`, it also waits for the work items that are freeing folios they took, so
 /// that all that waited is free when it returns: for callers about to test that pages are free
-/// (isolation, memory offline, memory failure). The allocator passes `false`: it must not wait
-/// on a workqueue without a rescuer. Returns the number of pages it freed itself; it does not
-/// wait for a grace period when none waits.
+/// (isolation, memory offline, memory failure). The allocator passes `false`: it does not wait on
+/// workqueues. Returns the number of pages it freed itself; it does not wait for a grace period
+/// when none waits. It does not wait for a batch that a concurrent call on another CPU took off a
+/// list and is still freeing.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.

@@ -29,31 +29,6 @@ __rust_helper void rust_helper_mem_cgroup_uncharge(struct folio *folio)
 	mem_cgroup_uncharge(folio);
 }
 
-#ifndef CONFIG_MEMCG
-/* Out of line with CONFIG_MEMCG. */
-__rust_helper struct lruvec *rust_helper_folio_lruvec_lock_irq(struct folio *folio)
-{
-	return folio_lruvec_lock_irq(folio);
-}
-
-__rust_helper struct lruvec *rust_helper_folio_lruvec_lock_irqsave(struct folio *folio,
-								   unsigned long *flags)
-{
-	return folio_lruvec_lock_irqsave(folio, flags);
-}
-#endif
-
-__rust_helper void rust_helper_lruvec_unlock_irq(struct lruvec *lruvec)
-{
-	lruvec_unlock_irq(lruvec);
-}
-
-__rust_helper void rust_helper_lruvec_unlock_irqrestore(struct lruvec *lruvec,
-							unsigned long flags)
-{
-	lruvec_unlock_irqrestore(lruvec, flags);
-}
-
 __rust_helper bool rust_helper_folio_matches_lruvec(struct folio *folio, struct lruvec *lruvec)
 {
 	return folio_matches_lruvec(folio, lruvec);
@@ -67,4 +42,36 @@ __rust_helper int rust_helper_lruvec_lock_is_held(struct lruvec *lruvec)
 #else
 	return -1;
 #endif
+}
+
+/*
+ * folio_lruvec_lock_irq() with the counted interrupt disable of spin_lock_irq_disable(), which
+ * lets the Rust guard be dropped in any order with other such guards (SpinLockIrq). The folio
+ * must be charged, or memcg disabled.
+ */
+__rust_helper struct lruvec *rust_helper_folio_lruvec_lock_irq_disable(struct folio *folio)
+{
+	struct lruvec *lruvec;
+
+	rcu_read_lock();
+retry:
+	lruvec = folio_lruvec(folio);
+	spin_lock_irq_disable(&lruvec->lru_lock);
+	if (unlikely(lruvec_memcg(lruvec) != folio_memcg(folio))) {
+		spin_unlock_irq_enable(&lruvec->lru_lock);
+		goto retry;
+	}
+	return lruvec;
+}
+
+__rust_helper void rust_helper_lruvec_unlock_irq_enable(struct lruvec *lruvec)
+{
+	spin_unlock_irq_enable(&lruvec->lru_lock);
+	rcu_read_unlock();
+}
+
+/* For the tests of the guards. */
+__rust_helper bool rust_helper_irqs_disabled(void)
+{
+	return irqs_disabled();
 }

@@ -71,9 +71,14 @@ unsafe extern "C" {
 fn folio_batch_lruvec_relock_rust(unlocked: &mut LruvecUnlocked, batch: &FolioBatch) {
     let mut folios = batch.iter();
     if let Some(first) = folios.next() {
-        let mut guard = unlocked.lock_irqsave(first);
+        let Some(mut guard) = unlocked.lock(first) else {
+            return;
+        };
         for folio in folios {
-            guard = guard.relock(folio);
+            let Some(next) = guard.relock(folio) else {
+                return;
+            };
+            guard = next;
         }
     }
 }

@@ -265,16 +265,23 @@ impl<S: RefState> Folio<S> {
 
 impl<S: RefState> Folio<S> {
     /// Returns the memory cgroup the folio is charged to, or null (always without
-    /// `CONFIG_MEMCG`).
+    /// `CONFIG_MEMCG`): `folio_memcg()`.
+    ///
+    /// The memcg is kept alive by the RCU read lock `_rcu`, not beyond it: use the pointer only
+    /// while `_rcu` lives. In 7.3 a folio is charged through an objcg, whose memcg changes when
+    /// the memcg is reparented: the result is the folio's memcg at the time of the call, which
+    /// only `cgroup_mutex` or the lruvec lock would keep it.
     ///
     /// # Safety
     ///
-    /// The folio's memcg binding must be stable and the memcg kept alive while the returned
-    /// pointer is used: e.g. under `rcu_read_lock()` with the folio's reference count at zero, or
-    /// with the folio locked or isolated from the LRU.
+    /// The folio's objcg binding must be stable (`folio_memcg()`'s rules: the folio locked,
+    /// isolated from the LRU, or held exclusively, as its freeing path holds it at a reference
+    /// count of zero), and it must not be a slab folio.
     #[inline]
-    pub unsafe fn memcg(&self) -> *mut bindings::mem_cgroup {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
+    pub unsafe fn memcg(&self, _rcu: &crate::sync::rcu::Guard) -> *mut bindings::mem_cgroup {
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio; the caller
+        // guarantees the binding and the kind of folio, and `_rcu` is the RCU read lock that
+        // `obj_cgroup_memcg()` requires.
         unsafe { bindings::folio_memcg(self.as_raw()) }
     }
 
@@ -310,10 +317,15 @@ impl Folio {
     /// ```
     #[inline]
     pub fn alloc(flags: Flags, order: u32) -> Result<ARef<Self>, AllocError> {
+        // The allocator warns (a panic with `panic_on_warn`) on an order it cannot serve.
+        if order > bindings::MAX_PAGE_ORDER {
+            return Err(AllocError);
+        }
         // SAFETY: Depending on `flags`, this call may sleep; it has no other requirement.
         let folio = unsafe { bindings::folio_alloc(flags.as_raw(), order) };
         let folio = NonNull::new(folio).ok_or(AllocError)?;
-        // SAFETY: A new folio, whose only reference we own and hand to the `ARef`.
+        // INVARIANT: A new folio, valid, with a reference (ours) that the `ARef` owns.
+        // SAFETY: We own the folio's only reference and hand it to the `ARef`.
         Ok(unsafe { ARef::from_raw(folio.cast()) })
     }
 
@@ -325,12 +337,16 @@ impl Folio {
     /// `nid` must be an online node.
     #[inline]
     pub unsafe fn alloc_node(flags: Flags, order: u32, nid: i32) -> Result<ARef<Self>, AllocError> {
+        if order > bindings::MAX_PAGE_ORDER {
+            return Err(AllocError);
+        }
         let gfp = flags.as_raw() | bindings::__GFP_THISNODE;
         // SAFETY: The caller guarantees that `nid` is online; depending on `flags`, this call
         // may sleep.
         let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
         let folio = NonNull::new(folio).ok_or(AllocError)?;
-        // SAFETY: A new folio, whose only reference we own and hand to the `ARef`.
+        // INVARIANT: A new folio, valid, with a reference (ours) that the `ARef` owns.
+        // SAFETY: We own the folio's only reference and hand it to the `ARef`.
         Ok(unsafe { ARef::from_raw(folio.cast()) })
     }
 

@@ -18,7 +18,7 @@ use crate::{
 };
 use core::marker::PhantomData;
 
-pub use crate::mm::folio::{
+use crate::mm::folio::{
     Folio,
     RefState,
     Referenced,

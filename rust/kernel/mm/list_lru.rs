@@ -89,8 +89,9 @@ impl ListLru {
         unsafe { bindings::list_lru_count_node(self.as_raw(), nid) as usize }
     }
 
-    /// Locks the sublist of node `nid` and memory cgroup `memcg`, disabling interrupts:
-    /// `list_lru_lock_irqsave()`.
+    /// Locks the sublist of node `nid` and memory cgroup `memcg`, with interrupts disabled:
+    /// `list_lru_lock()` under the counted interrupt disable of `spin_lock_irq_disable()`
+    /// (see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
     ///
     /// If `memcg` is dying and its sublist already reparented, the sublist of its nearest live
     /// ancestor is locked instead, as C does; [`ListLruGuard::locked_memcg`] tells which.
@@ -103,20 +104,14 @@ impl ListLru {
     ///   `folio_memcg()` under `rcu_read_lock()`; with a memcg-aware list_lru, its sublists must
     ///   have been allocated (`memcg_list_lru_alloc()`).
     #[inline]
-    pub unsafe fn lock_irqsave(
-        &self,
-        nid: i32,
-        memcg: *mut bindings::mem_cgroup,
-    ) -> ListLruGuard<'_> {
+    pub unsafe fn lock(&self, nid: i32, memcg: *mut bindings::mem_cgroup) -> ListLruGuard<'_> {
         let mut locked_memcg = memcg;
-        let mut flags = 0;
         // SAFETY: By the type invariants, the list_lru is initialised; the caller guarantees
-        // that `nid` and `memcg` are valid. The pointers are to locals.
-        let one = unsafe {
-            bindings::list_lru_lock_irqsave(self.as_raw(), nid, &mut locked_memcg, &mut flags)
-        };
-        // INVARIANT: We just took the lock: `list_lru_lock_irqsave()` never fails without
-        // `skip_empty`, so `one` is not null.
+        // that `nid` and `memcg` are valid. The pointer is to a local.
+        let one =
+            unsafe { bindings::list_lru_lock_irq_disable(self.as_raw(), nid, &mut locked_memcg) };
+        // INVARIANT: We just took the lock: `list_lru_lock()` never fails (it is not
+        // `skip_empty`), so `one` is not null.
         ListLruGuard {
             lru: self,
             // SAFETY: See the invariant above.
@@ -124,21 +119,17 @@ impl ListLru {
             nid,
             memcg,
             locked_memcg,
-            flags,
         }
     }
 }
 
-/// A locked sublist of a [`ListLru`], with interrupts disabled.
-///
-/// Dropping it restores the interrupt state saved when it was taken: release guards that
-/// disable interrupts in the reverse order of their taking (see
-/// [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
+/// A locked sublist of a [`ListLru`], with interrupts disabled (a count: guards may be dropped
+/// in any order, see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
 ///
 /// # Invariants
 ///
-/// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), taken
-/// with `list_lru_lock_irqsave()` for (`nid`, `memcg`); `flags` are the saved interrupt flags.
+/// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), and an
+/// interrupt disable count, taken with `list_lru_lock_irq_disable()` for (`nid`, `memcg`).
 #[must_use = "the sublist is unlocked when the guard is dropped"]
 pub struct ListLruGuard<'a> {
     lru: &'a ListLru,
@@ -146,7 +137,6 @@ pub struct ListLruGuard<'a> {
     nid: i32,
     memcg: *mut bindings::mem_cgroup,
     locked_memcg: *mut bindings::mem_cgroup,
-    flags: crate::ffi::c_ulong,
 }
 
 impl ListLruGuard<'_> {
@@ -185,7 +175,9 @@ impl ListLruGuard<'_> {
     ///
     /// `item` must be an initialised `list_head` that is either empty or on a sublist of this
     /// list_lru, and that stays valid while it is on the list; it must belong on this guard's
-    /// sublist (the node and memory cgroup of its object).
+    /// sublist (the node and memory cgroup of its object). It must be taken off before the
+    /// list_lru is destroyed (an [`OwnedListLru`] dropped), which frees the sublists it points
+    /// into.
     #[inline]
     pub unsafe fn add(&mut self, item: *mut bindings::list_head) -> bool {
         // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees the
@@ -219,8 +211,8 @@ impl ListLruGuard<'_> {
 impl Drop for ListLruGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: By the type invariants, we hold this lock, taken with these flags.
-        unsafe { bindings::list_lru_unlock_irqrestore(self.one.as_ptr(), &mut self.flags) };
+        // SAFETY: By the type invariants, we hold this lock and an interrupt disable count.
+        unsafe { bindings::list_lru_unlock_irq_enable(self.one.as_ptr()) };
     }
 }
 
@@ -257,7 +249,7 @@ pub use new_list_lru;
 /// unsafe { bindings::INIT_LIST_HEAD(&mut item) };
 /// let added = {
 ///     // SAFETY: Node 0 exists; no memcg.
-///     let mut locked = unsafe { lru.lock_irqsave(0, core::ptr::null_mut()) };
+///     let mut locked = unsafe { lru.lock(0, core::ptr::null_mut()) };
 ///     // SAFETY: `item` is empty, lives until it is removed below and belongs on node 0.
 ///     unsafe { locked.add(&mut item) }
 /// };
@@ -265,7 +257,7 @@ pub use new_list_lru;
 /// assert_eq!(lru.count_node(0), 1);
 /// let deleted = {
 ///     // SAFETY: As above.
-///     let mut locked = unsafe { lru.lock_irqsave(0, core::ptr::null_mut()) };
+///     let mut locked = unsafe { lru.lock(0, core::ptr::null_mut()) };
 ///     // SAFETY: `item` is on this sublist.
 ///     unsafe { locked.del(&mut item) }
 /// };
@@ -330,6 +322,12 @@ impl Deref for OwnedListLru {
 #[pinned_drop]
 impl PinnedDrop for OwnedListLru {
     fn drop(self: Pin<&mut Self>) {
+        // Items still on it would point into the sublists freed below: a bug of the user, which
+        // `ListLruGuard::add()`'s safety section forbids. Say so rather than corrupt quietly.
+        let nr: usize = (0..nr_node_ids() as i32)
+            .map(|nid| self.count_node(nid))
+            .sum();
+        crate::warn_on!(nr != 0);
         // SAFETY: By the type invariants, `inner` is initialised and not destroyed yet.
         unsafe { bindings::list_lru_destroy(self.inner.get()) };
     }
@@ -377,7 +375,7 @@ mod tests {
         // it saw.
         let (first, added, nr) = {
             // SAFETY: Node 0 is online; a null memcg is the root's sublist.
-            let mut guard = unsafe { lru.lock_irqsave(0, null) };
+            let mut guard = unsafe { lru.lock(0, null) };
             let first = (
                 guard.is_for(0, null),
                 guard.nid(),
@@ -399,7 +397,7 @@ mod tests {
         assert_eq!(nr, 2);
         let added_other = {
             // SAFETY: `other` is an online node.
-            let mut guard = unsafe { lru.lock_irqsave(other, null) };
+            let mut guard = unsafe { lru.lock(other, null) };
             // SAFETY: As above, for node `other`.
             unsafe { guard.add(&mut items[2]) }
         };
@@ -411,7 +409,7 @@ mod tests {
         }
         let (deleted, nr) = {
             // SAFETY: As above.
-            let mut guard = unsafe { lru.lock_irqsave(0, null) };
+            let mut guard = unsafe { lru.lock(0, null) };
             // SAFETY: `items[1]` is on this sublist, then empty; `items[0]` is on it.
             let deleted = unsafe {
                 [
@@ -426,7 +424,7 @@ mod tests {
         assert_eq!(nr, if other == 1 { 0 } else { 1 });
         let deleted_other = {
             // SAFETY: As above.
-            let mut guard = unsafe { lru.lock_irqsave(other, null) };
+            let mut guard = unsafe { lru.lock(other, null) };
             // SAFETY: `items[2]` is on this sublist.
             unsafe { guard.del(&mut items[2]) }
         };

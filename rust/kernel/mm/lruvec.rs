@@ -14,22 +14,18 @@
 //!
 //! # Guards that disable interrupts
 //!
-//! [`LruvecGuard`], [`ListLruGuard`](crate::mm::list_lru::ListLruGuard) (and mm/rcu_free.rs's
-//! private `PcpGuard`) hold a C spinlock taken with interrupts disabled, and each restores the
-//! interrupt state it saved when it is dropped, as `spin_unlock_irqrestore()` does. They are
-//! not [`SpinLockIrq`](crate::sync::SpinLockIrq): these locks live in C structures and are
-//! found and taken by C functions (`folio_lruvec_lock_irqsave()` retries when the folio's
-//! memcg changes under it, `list_lru_lock_irqsave()` moves to a live ancestor of a dying
-//! memcg), which have only the `_irq` and `_irqsave` forms; and `local_interrupt_disable()`
-//! (the counted interrupt disable that lets `SpinLockIrq` guards be dropped in any order)
-//! disables interrupts for real on PREEMPT_RT, where these `spinlock_t`s sleep and may not be
-//! taken that way.
-//!
-//! So, as with C's `_irqsave`, two such guards held at once must be released in the reverse
-//! order of their taking: releasing the outer one first enables interrupts while the inner lock
-//! is still held. That is a deadlock that lockdep reports ("inconsistent lock state"), not
-//! memory unsafety, like taking a `Mutex` twice. The series never holds two at once;
-//! [`LruvecUnlocked`] makes a second [`LruvecGuard`] under the first a compile error.
+//! [`LruvecGuard`] and [`ListLruGuard`](crate::mm::list_lru::ListLruGuard) hold a C spinlock
+//! with interrupts disabled the way [`SpinLockIrq`](crate::sync::SpinLockIrq) does:
+//! `spin_lock_irq_disable()`, the counted interrupt disable (`local_interrupt_disable()`), so
+//! that guards, theirs and these, may be dropped in any order: interrupts come back on when the
+//! last one is dropped. (With `spin_unlock_irqrestore()`, dropping an outer guard first would
+//! enable interrupts under an inner lock: a deadlock on SMP, and on UP, where a spinlock is only
+//! a preemption count, an interrupt handler that takes the inner `SpinLockIrq` would get a second
+//! `&mut` to its data.) They are not `SpinLockIrq` itself: these locks live in C structures and
+//! are found and taken by C (`folio_lruvec_lock_irq()` retries when the folio's memcg changes
+//! under it, `list_lru_lock()` moves to a live ancestor of a dying memcg), so the helpers that
+//! take them are C's, with `spin_lock_irq_disable()` in place of `spin_lock_irq()`. On
+//! PREEMPT_RT, as there, interrupts stay enabled and the lock is a sleeping lock.
 //!
 //! C header: [`include/linux/memcontrol.h`](srctree/include/linux/memcontrol.h)
 
@@ -58,7 +54,7 @@ use core::{
 /// fn needs_unlocked(_: &LruvecUnlocked) {}
 ///
 /// fn under_the_lock(unlocked: &mut LruvecUnlocked, folio: &Folio) {
-///     let guard = unlocked.lock_irqsave(folio);
+///     let guard = unlocked.lock(folio);
 ///     needs_unlocked(unlocked); // error[E0502]: `*unlocked` is also borrowed as mutable
 ///     drop(guard);
 /// }
@@ -86,142 +82,54 @@ impl LruvecUnlocked {
         }
     }
 
-    /// Locks the lruvec of `folio` with `spin_lock_irq()`: `folio_lruvec_lock_irq()`.
+    /// Locks the lruvec of `folio`: `folio_lruvec_lock_irq()`, with the counted interrupt
+    /// disable of `spin_lock_irq_disable()`.
     ///
-    /// # Safety
+    /// Returns `None` if the folio is not charged to a memory cgroup while memory cgroups are
+    /// enabled: such a folio has no lruvec (C would retry for ever).
     ///
-    /// Interrupts must be enabled: the unlock enables them.
+    /// The lruvec is the folio's when the guard is taken. It stays the folio's while the folio's
+    /// memcg binding is stable (the folio locked, isolated from the LRU, or its reference count
+    /// zero), which the guard does not check.
     #[inline]
-    pub unsafe fn lock_irq<'a, S: RefState>(
-        &'a mut self,
-        folio: &Folio<S>,
-    ) -> LruvecGuard<'a, Irq> {
-        // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
-        let (lruvec, state) = unsafe { <Irq as private::Sealed>::lock(folio) };
-        // INVARIANT: We just took the lock.
-        LruvecGuard {
-            lruvec,
-            state,
+    pub fn lock<S: RefState>(&mut self, folio: &Folio<S>) -> Option<LruvecGuard<'_>> {
+        // INVARIANT: `lock_folio_lruvec()` took the lock.
+        Some(LruvecGuard {
+            lruvec: lock_folio_lruvec(folio)?,
             _unlocked: PhantomData,
-        }
-    }
-
-    /// Locks the lruvec of `folio` with `spin_lock_irqsave()`: `folio_lruvec_lock_irqsave()`.
-    #[inline]
-    pub fn lock_irqsave<'a, S: RefState>(
-        &'a mut self,
-        folio: &Folio<S>,
-    ) -> LruvecGuard<'a, IrqSave> {
-        // SAFETY: `folio` is valid.
-        let (lruvec, state) = unsafe { <IrqSave as private::Sealed>::lock(folio) };
-        // INVARIANT: We just took the lock.
-        LruvecGuard {
-            lruvec,
-            state,
-            _unlocked: PhantomData,
-        }
+        })
     }
 }
 
-/// How a [`LruvecGuard`] disables interrupts.
-///
-/// This trait is sealed: [`Irq`] and [`IrqSave`] are its only implementations. Its lock and
-/// unlock functions are in the private supertrait, so that only [`LruvecUnlocked`] and
-/// [`LruvecGuard`] can call them.
-pub trait IrqMode: private::Sealed {}
-
-/// `spin_lock_irq()`: interrupts are enabled again on unlock.
-pub enum Irq {}
-
-/// `spin_lock_irqsave()`: the interrupt state is restored on unlock.
-pub enum IrqSave {}
-
-impl IrqMode for Irq {}
-impl IrqMode for IrqSave {}
-
-mod private {
-    use crate::{
-        bindings,
-        mm::folio::{
-            Folio,
-            RefState, //
-        },
-    };
-    use core::ptr::NonNull;
-
-    pub trait Sealed {
-        /// What the unlock needs besides the lruvec.
-        type State: Copy;
-
-        /// Locks the lruvec of `folio`.
-        ///
-        /// # Safety
-        ///
-        /// As for the `LruvecUnlocked` method that calls it.
-        unsafe fn lock<S: RefState>(folio: &Folio<S>) -> (NonNull<bindings::lruvec>, Self::State);
-
-        /// Unlocks `lruvec`.
-        ///
-        /// # Safety
-        ///
-        /// The caller must hold the lock of `lruvec`, taken by `lock()` of the same mode, which
-        /// returned `state`.
-        unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, state: Self::State);
+/// Locks the lruvec of `folio`, with `rcu_read_lock()` and interrupts disabled (counted), unless
+/// the folio has no lruvec.
+#[inline]
+fn lock_folio_lruvec<S: RefState>(folio: &Folio<S>) -> Option<NonNull<bindings::lruvec>> {
+    if !folio.memcg_charged() && !crate::mm::folio::mem_cgroup_disabled() {
+        return None;
     }
-}
-
-impl private::Sealed for Irq {
-    type State = ();
-
-    #[inline]
-    unsafe fn lock<S: RefState>(folio: &Folio<S>) -> (NonNull<bindings::lruvec>, ()) {
-        // SAFETY: `folio` is valid; the caller guarantees that interrupts are enabled.
-        let lruvec = unsafe { bindings::folio_lruvec_lock_irq(folio.as_raw()) };
-        // SAFETY: `folio_lruvec_lock_irq()` returns the lruvec it locked, never null.
-        (unsafe { NonNull::new_unchecked(lruvec) }, ())
-    }
-
-    #[inline]
-    unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, _state: ()) {
-        // SAFETY: The caller guarantees that we hold this lock.
-        unsafe { bindings::lruvec_unlock_irq(lruvec.as_ptr()) }
-    }
-}
-
-impl private::Sealed for IrqSave {
-    type State = crate::ffi::c_ulong;
-
-    #[inline]
-    unsafe fn lock<S: RefState>(folio: &Folio<S>) -> (NonNull<bindings::lruvec>, Self::State) {
-        let mut flags = 0;
-        // SAFETY: `folio` is valid and `flags` is a local.
-        let lruvec = unsafe { bindings::folio_lruvec_lock_irqsave(folio.as_raw(), &mut flags) };
-        // SAFETY: `folio_lruvec_lock_irqsave()` returns the lruvec it locked, never null.
-        (unsafe { NonNull::new_unchecked(lruvec) }, flags)
-    }
-
-    #[inline]
-    unsafe fn unlock(lruvec: NonNull<bindings::lruvec>, flags: Self::State) {
-        // SAFETY: The caller guarantees that we hold this lock, taken with these flags.
-        unsafe { bindings::lruvec_unlock_irqrestore(lruvec.as_ptr(), flags) }
-    }
+    // SAFETY: `folio` is valid, and has a lruvec: it is charged, or memory cgroups are off.
+    let lruvec = unsafe { bindings::folio_lruvec_lock_irq_disable(folio.as_raw()) };
+    // `folio_lruvec_lock_irq_disable()` returns the lruvec it locked, never null.
+    NonNull::new(lruvec)
 }
 
 /// A held lruvec lock (and the `rcu_read_lock()` that comes with it).
 ///
-/// It borrows the context's [`LruvecUnlocked`] for its lifetime `'a`.
+/// It borrows the context's [`LruvecUnlocked`] for its lifetime `'a`. Interrupts are disabled
+/// while it lives (a count, see [the module documentation](self#guards-that-disable-interrupts)).
 ///
 /// # Invariants
 ///
-/// This guard owns the lock of `lruvec`, taken by `M::lock`, which returned `state`.
+/// This guard owns the lock of `lruvec` and the `rcu_read_lock()` and interrupt disable count
+/// taken with it, by `folio_lruvec_lock_irq_disable()`.
 #[must_use = "the lruvec is unlocked when the guard is dropped"]
-pub struct LruvecGuard<'a, M: IrqMode> {
+pub struct LruvecGuard<'a> {
     lruvec: NonNull<bindings::lruvec>,
-    state: M::State,
     _unlocked: PhantomData<&'a mut LruvecUnlocked>,
 }
 
-impl<M: IrqMode> LruvecGuard<'_, M> {
+impl LruvecGuard<'_> {
     /// Returns a raw pointer to the locked `struct lruvec`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::lruvec {
@@ -247,21 +155,25 @@ impl<M: IrqMode> LruvecGuard<'_, M> {
     }
 
     /// Makes sure the lock held is the one of `folio`'s lruvec: keeps it when the folio belongs
-    /// to the locked lruvec, else unlocks and locks the folio's. `folio_lruvec_relock_irq()` and
-    /// `folio_lruvec_relock_irqsave()`.
+    /// to the locked lruvec, else unlocks and locks the folio's: `folio_lruvec_relock_irq()`.
+    ///
+    /// Returns `None`, with the lock released, if the folio has no lruvec (see
+    /// [`LruvecUnlocked::lock`]).
     #[inline]
-    pub fn relock<S: RefState>(mut self, folio: &Folio<S>) -> Self {
+    pub fn relock<S: RefState>(mut self, folio: &Folio<S>) -> Option<Self> {
         if !self.matches(folio) {
-            // SAFETY: By the type invariants, we hold this lock, taken by `M::lock` with
-            // `self.state`. Interrupts are enabled again after the unlock if they were before
-            // the first lock, as `M::lock` requires.
+            // Unlocks before locking the next lruvec, as C does (one lruvec lock at a time).
+            // SAFETY: By the type invariants, we hold this lock and what came with it.
+            unsafe { bindings::lruvec_unlock_irq_enable(self.lruvec.as_ptr()) };
+            let Some(lruvec) = lock_folio_lruvec(folio) else {
+                // The lock is released: no unlock on drop.
+                core::mem::forget(self);
+                return None;
+            };
             // INVARIANT: We just took the lock of `folio`'s lruvec.
-            unsafe {
-                M::unlock(self.lruvec, self.state);
-                (self.lruvec, self.state) = M::lock(folio);
-            }
+            self.lruvec = lruvec;
         }
-        self
+        Some(self)
     }
 
     /// Unlocks the lruvec; the [`LruvecUnlocked`] it borrowed is usable again.
@@ -269,12 +181,11 @@ impl<M: IrqMode> LruvecGuard<'_, M> {
     pub fn unlock(self) {}
 }
 
-impl<M: IrqMode> Drop for LruvecGuard<'_, M> {
+impl Drop for LruvecGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: By the type invariants, we hold this lock, taken by `M::lock` with
-        // `self.state`.
-        unsafe { M::unlock(self.lruvec, self.state) };
+        // SAFETY: By the type invariants, we hold this lock and what came with it.
+        unsafe { bindings::lruvec_unlock_irq_enable(self.lruvec.as_ptr()) };
     }
 }
 
@@ -331,6 +242,12 @@ mod tests {
     // Nothing is asserted while a guard lives: a failed KUnit assertion ends the test thread,
     // which must not happen with a spinlock held and interrupts off.
 
+    /// Whether interrupts are disabled on this CPU.
+    fn irqs_disabled() -> bool {
+        // SAFETY: No requirements.
+        unsafe { bindings::irqs_disabled() }
+    }
+
     #[test]
     fn lock_relock_unlock() -> Result {
         let a = alloc_on(0)?;
@@ -338,26 +255,70 @@ mod tests {
         // SAFETY: This test holds no lruvec lock.
         let mut unlocked = unsafe { LruvecUnlocked::new() };
 
-        // SAFETY: KUnit runs tests with interrupts enabled.
-        let guard = unsafe { unlocked.lock_irq(&a) };
-        let held = guard.is_held();
+        let guard = unlocked.lock(&a).ok_or(EINVAL)?;
+        let held = (guard.is_held(), irqs_disabled());
         let matches = (guard.matches(&a), guard.matches(&b));
         let lruvec = guard.as_raw();
-        let guard = guard.relock(&b);
-        let relocked = (guard.as_raw(), guard.is_held());
-        guard.unlock();
-        let released = known_unlocked(lruvec);
-
-        let guard = unlocked.lock_irqsave(&b);
-        let saved = (guard.as_raw(), guard.is_held());
-        drop(guard);
+        let relocked = guard.relock(&b).map(|guard| {
+            let relocked = (guard.as_raw(), guard.is_held());
+            guard.unlock();
+            relocked
+        });
+        let released = (known_unlocked(lruvec), irqs_disabled());
 
         drop((a, b));
-        assert!(held);
+        assert_eq!(held, (true, true));
         assert_eq!(matches, (true, true));
-        assert_eq!(relocked, (lruvec, true));
-        assert!(released || !lockdep_on());
-        assert_eq!(saved, (lruvec, true));
+        assert_eq!(relocked, Some((lruvec, true)));
+        assert!(released.0 || !lockdep_on());
+        assert!(!released.1);
+        Ok(())
+    }
+
+    /// A folio that is not charged has no lruvec: C's lock would retry for ever.
+    #[test]
+    fn uncharged_folio_has_no_lruvec() -> Result {
+        if crate::mm::folio::mem_cgroup_disabled() {
+            return Ok(());
+        }
+        let charged = alloc_on(0)?;
+        let uncharged = Folio::alloc(GFP_KERNEL, 0)?;
+        // SAFETY: This test holds no lruvec lock.
+        let mut unlocked = unsafe { LruvecUnlocked::new() };
+        let none = unlocked.lock(&uncharged).is_none();
+        let relocked = unlocked
+            .lock(&charged)
+            .map(|guard| guard.relock(&uncharged).is_none());
+        let after = irqs_disabled();
+        assert!(none);
+        assert_eq!(relocked, Some(true));
+        assert!(!after);
+        Ok(())
+    }
+
+    /// The guard's interrupt disable is counted, as `SpinLockIrq`'s: dropping it before a
+    /// `SpinLockIrq` guard taken after it leaves interrupts disabled until that one goes too.
+    #[test]
+    fn guards_drop_in_any_order() -> Result {
+        use crate::sync::{
+            new_spinlock_irq,
+            SpinLockIrq, //
+        };
+
+        let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
+        let folio = alloc_on(0)?;
+        // SAFETY: This test holds no lruvec lock.
+        let mut unlocked = unsafe { LruvecUnlocked::new() };
+        let seen = unlocked.lock(&folio).map(|guard| {
+            let mut inner = SpinLockIrq::lock(&lock);
+            drop(guard);
+            // The lruvec guard went first: interrupts must stay off under `inner`.
+            let under_inner = irqs_disabled();
+            *inner += 1;
+            drop(inner);
+            (under_inner, irqs_disabled())
+        });
+        assert_eq!(seen, Some((true, false)));
         Ok(())
     }
 
@@ -371,14 +332,17 @@ mod tests {
         // SAFETY: This test holds no lruvec lock.
         let mut unlocked = unsafe { LruvecUnlocked::new() };
 
-        let guard = unlocked.lock_irqsave(&a);
+        let guard = unlocked.lock(&a).ok_or(EINVAL)?;
         let first = guard.as_raw();
         let matches = (guard.matches(&a), guard.matches(&b));
-        let guard = guard.relock(&b);
-        let second = guard.as_raw();
-        let relocked = (guard.matches(&b), guard.is_held());
-        let first_released = known_unlocked(first);
-        drop(guard);
+        let (second, relocked, first_released) = match guard.relock(&b) {
+            Some(guard) => (
+                guard.as_raw(),
+                (guard.matches(&b), guard.is_held()),
+                known_unlocked(first),
+            ),
+            None => (first, (false, false), false),
+        };
 
         drop((a, b));
         assert_eq!(matches, (true, false));
