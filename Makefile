@@ -11,13 +11,17 @@
 #   KERNEL_SRC=dir           your own Linux 7.3.4 tree as the base
 #   KERNEL_TARBALL=file      a linux-7.3.4 tarball (e.g. kernel.org's) as the base
 #   BUILD=dir                where everything generated goes           [build]
+#   EDIT_DIR=dir             make edit/absorb: the series as a git branch [build/edit]
 #   LLVM_VERSION=19|22       clang of the kernel builds; rustc's LLVM (22) adds
 #                            CONFIG_RUST_INLINE_HELPERS (bench: 22 if installed) [19]
+#   MATRIX=a,b|list          make matrix: only these entries, or list them [all]
+#                            (make deps MATRIX=1: what the matrix needs too)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := demo
-export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE LLVM_VERSION
+export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE LLVM_VERSION \
+	MATRIX RANDCONFIG_N RANDCONFIG_SEEDS W1_CONFIG EDIT_DIR
 
 S := scripts
 
@@ -25,17 +29,27 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check soak shell help deps base tree config build kselftests image \
-	boot module bench series series-b4 series-check results clean clean-tree distclean
+	boot module bench series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
+	distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
 	@MODE=demo $(S)/boot.sh
 	@awk '/^@@@ begin dmesg/ { skip = 1 } /^@@@ end dmesg/ { skip = 0; next } \
 		!skip && !/^@@@/' "$${BUILD:-build}/results/$${CONFIG:-test}-demo/results.txt"
 
+# The host checks' verdict is their TAP file, which results.py counts (and
+# fails on if it is missing); a failed boot fails results.py through
+# --boot-rc, after it has read what the guest left (nothing older: boot.sh
+# clears the run first).
 check: image build ## Build the test kernel, boot it, run every test: "N passed, N failed".
+	@$(S)/host_check.sh --brief || :
 	@MODULE_OPTIONAL=1 $(S)/module.sh
-	@MODE=check $(S)/boot.sh || true
-	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
+	@rc=0; MODE=check $(S)/boot.sh || rc=$$?; \
+	$(S)/results.py --boot-rc "$$rc" --host "$${BUILD:-build}/host-check/results.tap" \
+		"$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
+
+host-check: ## Test scripts/ on the host (pytest, shellcheck), in seconds: "N passed, N failed".
+	@$(S)/host_check.sh
 
 soak: image build ## The lockless-read stresses for 30 minutes, MGLRU off then on: "N passed, N failed".
 	@$(MAKE) --no-print-directory check TESTS='soak-*' TIMEOUT=$${TIMEOUT:-4200}
@@ -81,6 +95,15 @@ series-b4: series ## The series as `b4 send` would send it (b4's dry run, offlin
 
 series-check: series tree ## Apply the mails with git am; checkpatch and build each step; clippy, rustfmt, rustdoc.
 	@$(S)/series_check.sh
+
+edit: base ## The series as a git branch in build/edit (one commit per mail) to change with git.
+	@$(S)/edit.sh
+
+absorb: settings ## Write the branch of build/edit back: added files, quilt patches, mail.plan.
+	@$(S)/absorb.sh
+
+matrix: settings ## Build (and boot) the configurations the kernel test robot tries: build/matrix.md.
+	@$(S)/matrix.sh
 
 results: ## Summarise the last `make check` guest run again.
 	@$(S)/results.py "$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"

@@ -2,7 +2,8 @@
 # Boot the kernel of CONFIG with the initramfs in QEMU, bounded by TIMEOUT.
 #
 #   MODE=check  run KUnit (at boot) and the kselftests; results to
-#               build/results/<CONFIG>/ (then scripts/results.py)
+#               build/results/<CONFIG>-check/ (then scripts/results.py),
+#               with boot.rc, this script's exit status
 #   MODE=demo   show the series live, then power off
 #   MODE=shell  an interactive guest on this terminal
 #
@@ -12,25 +13,40 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-check_settings
 CONFIG=${CONFIG:-test}
 MODE=${MODE:-check}
+check_config_name "$CONFIG"
+case $MODE in check | demo | shell | bench) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench)" ;; esac
+# The results of the last run go first, before anything else can fail: a
+# boot that fails must not leave them to be read as its own. boot.rc says
+# how this one ended (scripts/results.py fails the run unless it is 0).
+run=$BUILD/results/$CONFIG-$MODE
+[ "$VARIANT" = base ] && run=$run-base
+rm -rf "$run" && mkdir -p "$run"
+trap 'echo $? >"$run/boot.rc"' EXIT
+
+check_settings
 ACCEL=${ACCEL:-auto}
 # migration needs three CPUs: `make check` boots four vCPUs.
 if [ "$MODE" = check ]; then SMP=${SMP:-4}; else SMP=${SMP:-2}; fi
 MEM=${MEM:-2G}
 TESTS=${TESTS:-}
-case $MODE in check | demo | shell | bench) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench)" ;; esac
 if [ "$MODE" = shell ]; then TIMEOUT=${TIMEOUT:-7200}; else TIMEOUT=${TIMEOUT:-1800}; fi
-need qemu-system-x86_64 timeout
-
-kernel=$(obj_dir "$CONFIG")/arch/x86/boot/bzImage
+# The architecture of the build (make matrix: i386, arm64 too): arm64
+# boots QEMU's virt machine under TCG, with its own initramfs.
+arch=$(obj_arch "$(obj_dir "$CONFIG")")
+check_cross_arch "$arch" boot
+qemu="qemu-system-x86_64"
 initrd=$BUILD/initramfs.cpio
-[ -f "$kernel" ] || die "no kernel at $kernel; run 'make build CONFIG=$CONFIG'"
-[ -f "$initrd" ] || die "no initramfs at $initrd; run 'make image'"
+if [ "$arch" = arm64 ]; then
+	qemu="qemu-system-aarch64"
+	initrd=$BUILD/initramfs-arm64.cpio
+fi
+need "$qemu" timeout
 
-run=$BUILD/results/$CONFIG-$MODE
-[ "$VARIANT" = base ] && run=$run-base
+kernel=$(obj_image "$(obj_dir "$CONFIG")")
+[ -f "$kernel" ] || die "no kernel at $kernel; run 'make build CONFIG=$CONFIG'"
+[ -f "$initrd" ] || die "no initramfs at $initrd; run 'make image'$([ "$arch" = arm64 ] && echo " ARCH=arm64")"
 
 # The out-of-tree modules (`make module`), appended to the initramfs as a
 # second archive while this kernel is the one they were built for.
@@ -60,12 +76,22 @@ if [ "$SMP" -ge 2 ] && [ $((SMP % 2)) = 0 ]; then
 		-numa "node,nodeid=1,cpus=$half-$((SMP - 1)),memdev=m1")
 fi
 bios=()
-[ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
+[ "$arch" != arm64 ] && [ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
 
 # The QEMU command line for accelerator $1, in the array qemu_cmd.
 qemu_cmdline() {
 	local cpu=max
 	[ "$1" = kvm ] && cpu=host
+	if [ "$arch" = arm64 ]; then
+		# pauth-impdef: QEMU's own pointer authentication, much faster
+		# under TCG than the architected one.
+		# shellcheck disable=SC2054 # commas of QEMU options
+		qemu_cmd=(qemu-system-aarch64 -machine virt -accel tcg -cpu max,pauth-impdef=on
+			-smp "$smp" -m "$MEM" "${numa[@]}"
+			-kernel "$kernel" -initrd "$initrd" -no-reboot
+			-display none -monitor none)
+		return
+	fi
 	qemu_cmd=(qemu-system-x86_64 -machine q35 -accel "$1" -cpu "$cpu"
 		-smp "$smp" -m "$MEM" "${numa[@]}" "${bios[@]}"
 		-kernel "$kernel" -initrd "$initrd" -no-reboot
@@ -92,6 +118,10 @@ kvm_works() {
 	[ $verdict = yes ]
 }
 
+if [ "$arch" = arm64 ]; then
+	[ "$ACCEL" != kvm ] || die "ACCEL=kvm: an arm64 guest runs under TCG only here"
+	ACCEL=tcg
+fi
 case $ACCEL in
 auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
 kvm) kvm_works || die "ACCEL=kvm: no usable KVM here (/dev/kvm missing, or a guest hangs under it); use ACCEL=tcg"
@@ -99,28 +129,35 @@ kvm) kvm_works || die "ACCEL=kvm: no usable KVM here (/dev/kvm missing, or a gue
 tcg) accel=tcg ;;
 esac
 
-# Only now that the guest will start: the results of the last run go.
-rm -rf "$run" && mkdir -p "$run"
 # no5lvl: 4-level paging. With LA57 (-cpu max) a KASAN kernel once reported a
 # wild-memory-access from an interrupt taken in identify_boot_cpu(), a stock
 # 7.3.4 path under TCG, before any of the series runs.
 append="console=ttyS0 loglevel=5 panic=-1 no5lvl series.mode=$MODE"
+[ "$arch" = arm64 ] && append="console=ttyAMA0 loglevel=5 panic=-1 series.mode=$MODE"
 [ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
 [ -n "${BENCH:-}" ] && append+=" series.bench=$BENCH"
 # A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
 # has one (CONFIG_DMA_CMA).
 grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"
-echo "accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"
+echo "$([ "$arch" = x86_64 ] || echo "arch=$arch ")accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"
 step "boot: $CONFIG kernel, $MODE, $accel, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
 
 qemu_cmdline "$accel"
+# The results: the second serial port (x86: ttyS1); on arm64's virt machine,
+# which has one, a virtio console (hvc0).
+results=(-serial "file:$run/results.txt")
+if [ "$arch" = arm64 ]; then
+	# shellcheck disable=SC2054 # commas of QEMU options
+	results=(-chardev "file,id=results,path=$run/results.txt"
+		-device virtio-serial-device -device virtconsole,chardev=results)
+fi
 rc=0
 if [ "$MODE" = shell ]; then
 	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial mon:stdio \
-		-serial "file:$run/results.txt" -append "$append" || rc=$?
+		"${results[@]}" -append "$append" || rc=$?
 else
 	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial "file:$run/console.log" \
-		-serial "file:$run/results.txt" -append "$append" </dev/null || rc=$?
+		"${results[@]}" -append "$append" </dev/null || rc=$?
 fi
 echo "$rc" >"$run/qemu.rc"
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then

@@ -17,7 +17,19 @@ tmp=$BUILD/.config-$CONFIG
 rm -rf "$tmp" && mkdir -p "$tmp" "$obj" "$LOGS"
 log=$LOGS/config-$CONFIG.log
 # A fragment may start from another: a line "#include <name>.config".
-frags=("$TOP/scripts/configs/base.config")
+# A line "#arch <ARCH>" (make matrix: i386, arm64) configures for that
+# architecture; scripts/configs/arch/<ARCH>.config, where it exists, then
+# replaces base.config. Without it: x86_64, as before.
+arch=$(sed -n 's/^#arch \([a-z0-9_]*\)$/\1/p' "$TOP/scripts/configs/$CONFIG.config")
+if [ -n "$arch" ]; then
+	check_cross_arch "$arch"
+	export ARCH=$arch
+fi
+if [ -n "$arch" ] && [ -f "$TOP/scripts/configs/arch/$arch.config" ]; then
+	frags=("$TOP/scripts/configs/arch/$arch.config")
+else
+	frags=("$TOP/scripts/configs/base.config")
+fi
 parent=$(sed -n 's/^#include \([a-z0-9_-]*\.config\)$/\1/p' "$TOP/scripts/configs/$CONFIG.config")
 if [ -n "$parent" ]; then
 	[ -f "$TOP/scripts/configs/$parent" ] || die "$CONFIG.config includes $parent, which does not exist"

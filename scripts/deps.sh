@@ -17,10 +17,19 @@ PACKAGES=(
 	git perl python3-ply
 	# Bench: plots, and mkfs.xfs for the guest's XFS.
 	python3-matplotlib xfsprogs
+	# Host checks (make host-check, part of make check).
+	python3-pytest shellcheck
 )
 # Another clang for the kernel builds (LLVM_VERSION=22: rustc's LLVM, for
 # CONFIG_RUST_INLINE_HELPERS).
 [ "$LLVM_VERSION" = 19 ] || PACKAGES+=("clang-$LLVM_VERSION" "lld-$LLVM_VERSION" "llvm-$LLVM_VERSION")
+# make matrix (make deps MATRIX=1): sparse for w1-sparse; for the arm64
+# entry qemu-system-arm, the cross gcc of its kselftests and initramfs
+# tools, and Debian's arm64 busybox-static and bash-static, unpacked into
+# build/arm64-root (installing them would replace the host's amd64 ones).
+MATRIX_DEPS=${MATRIX:-0}
+case $MATRIX_DEPS in 0 | '') MATRIX_DEPS=0 ;; *) MATRIX_DEPS=1 ;; esac
+[ "$MATRIX_DEPS" = 0 ] || PACKAGES+=(sparse qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 BINDGEN_VERSION=0.73.0
 
 mkdir -p "$LOGS"
@@ -48,4 +57,25 @@ if ! "$bindgen" --version 2>/dev/null | grep -q "^bindgen $BINDGEN_VERSION"; the
 	step "cargo: installing bindgen-cli $BINDGEN_VERSION"
 	"$cargo" install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" ||
 		die "cargo install bindgen-cli failed"
+fi
+
+arm64_root=$BUILD/arm64-root
+if [ "$MATRIX_DEPS" = 1 ] && { [ ! -x "$arm64_root/bin/busybox" ] || [ ! -x "$arm64_root/bin/bash-static" ]; }; then
+	[ "$(id -u)" = 0 ] || die "the arm64 busybox-static and bash-static are missing from $arm64_root; run as root"
+	step "apt: busybox-static and bash-static for arm64 into $arm64_root"
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		dpkg --add-architecture arm64
+		apt-get update -q >"$LOGS/deps-apt.log" 2>&1 ||
+			{ cat "$LOGS/deps-apt.log"; die "apt-get update failed"; }
+	fi
+	debs=$BUILD/.arm64-debs
+	rm -rf "$debs" "$arm64_root" && mkdir -p "$debs" "$arm64_root"
+	# As root, apt-get download warns that _apt cannot write here; harmless.
+	(cd "$debs" && apt-get download -q busybox-static:arm64 bash-static:arm64) >"$LOGS/deps-apt.log" 2>&1 ||
+		{ cat "$LOGS/deps-apt.log"; die "apt-get download of the arm64 packages failed"; }
+	for d in "$debs"/*.deb; do dpkg-deb -x "$d" "$arm64_root"; done
+	rm -rf "$debs" "$LOGS/deps-apt.log"
+	if [ ! -x "$arm64_root/bin/busybox" ] || [ ! -x "$arm64_root/bin/bash-static" ]; then
+		die "no bin/busybox and bin/bash-static in the arm64 packages"
+	fi
 fi

@@ -82,6 +82,26 @@ series_version() {
 	echo "$v"
 }
 
+# The base as a git repository: $BUILD/series-git, one commit tagged
+# series-base (`make series` builds the mail series on it, `make edit` clones
+# it). Imported from the base tree $1 when missing or made from another base.
+series_git_import() {
+	local base=$1 repo=$BUILD/series-git
+	local marker=$BUILD/series-git.base # outside the repository: series.sh runs `git clean -x`
+	if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$base" ] || [ ! -d "$repo/.git" ]; then
+		step "series: importing the base into $repo"
+		rm -rf "$repo"
+		cp -a "$base" "$repo"
+		rm -f "$repo/.unpacked"
+		git -C "$repo" init -q
+		git -C "$repo" add -A -f
+		git -C "$repo" -c user.name=base -c user.email=base@localhost \
+			commit -q -m "Linux 7.3.4 (the base of the series)"
+		git -C "$repo" tag -f series-base >/dev/null
+		echo "$base" >"$marker"
+	fi
+}
+
 # Check the user's settings (make variables) before any work is done.
 check_settings() {
 	check_config_name "${CONFIG:-test}"
@@ -96,4 +116,46 @@ check_settings() {
 		die "set KERNEL_SRC or KERNEL_TARBALL, not both"
 	[ -z "${KERNEL_SRC:-}" ] || [ -d "$KERNEL_SRC" ] || die "KERNEL_SRC=$KERNEL_SRC is not a directory"
 	[ -z "${KERNEL_TARBALL:-}" ] || [ -f "$KERNEL_TARBALL" ] || die "KERNEL_TARBALL=$KERNEL_TARBALL: no such file"
+}
+
+# The architecture a configured build directory is for (its .config):
+# x86_64, i386 or arm64 (make matrix builds the last two).
+obj_arch() {
+	local c=$1/.config
+	if grep -qx 'CONFIG_ARM64=y' "$c" 2>/dev/null; then
+		echo arm64
+	elif grep -qx 'CONFIG_X86_32=y' "$c" 2>/dev/null; then
+		echo i386
+	else
+		echo x86_64
+	fi
+}
+
+# The kernel image of a build directory, by architecture.
+obj_image() {
+	case $(obj_arch "$1") in
+	arm64) echo "$1/arch/arm64/boot/Image" ;;
+	*) echo "$1/arch/x86/boot/bzImage" ;;
+	esac
+}
+
+# One clear line, before any work, when the tools for architecture $1 are
+# missing; with "boot" as $2, also those to boot it and to build its
+# initramfs (make deps MATRIX=1 installs them).
+check_cross_arch() {
+	local arch=$1 t
+	case $arch in
+	x86_64 | i386) return 0 ;;
+	arm64)
+		if [ "${2:-}" = boot ]; then
+			for t in qemu-system-aarch64 aarch64-linux-gnu-gcc; do
+				command -v "$t" >/dev/null 2>&1 ||
+					die "ARCH=arm64: '$t' not found (qemu-system-arm, gcc-aarch64-linux-gnu); run 'make deps MATRIX=1'"
+			done
+			[ -x "$BUILD/arm64-root/bin/busybox" ] ||
+				die "ARCH=arm64: no arm64 busybox in $BUILD/arm64-root; run 'make deps MATRIX=1'"
+		fi
+		;;
+	*) die "unknown ARCH '$arch' (x86_64, i386, arm64)" ;;
+	esac
 }

@@ -49,4 +49,4 @@ find "$mo" -name '*.ko' -exec cp {} "$root/bench/modules/" \;
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$BUILD/modules-$name.cpio"
 sha256sum <"$kernel" | cut -d' ' -f1 >"$BUILD/modules-$name.kernel"
 rm -rf "$root"
-step "module: $(ls "$mo"/scripts/bench/*.ko 2>/dev/null | xargs -n1 basename | xargs) -> $BUILD/modules-$name.cpio"
+step "module: $(find "$mo" -name '*.ko' -printf '%f\n' | sort | xargs) -> $BUILD/modules-$name.cpio"

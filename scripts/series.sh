@@ -33,19 +33,7 @@ quilt=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series")
 
 base=$("$TOP/scripts/base.sh" | tail -n1)
 repo=$BUILD/series-git
-marker=$BUILD/series-git.base # outside the repository: `git clean -x` below
-if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$base" ] || [ ! -d "$repo/.git" ]; then
-	step "series: importing the base into $repo"
-	rm -rf "$repo"
-	cp -a "$base" "$repo"
-	rm -f "$repo/.unpacked"
-	git -C "$repo" init -q
-	git -C "$repo" add -A -f
-	git -C "$repo" -c user.name=base -c user.email=base@localhost \
-		commit -q -m "Linux 7.3.4 (the base of the series)"
-	git -C "$repo" tag -f series-base >/dev/null
-	echo "$base" >"$marker"
-fi
+series_git_import "$base"
 git -C "$repo" checkout -q -f -B series series-base
 git -C "$repo" clean -q -fdx
 git -C "$repo" update-ref -d refs/notes/commits 2>/dev/null || true # notes of an earlier run

@@ -29,6 +29,7 @@ from=${FROM:-1}
 case ${KEEP_GOING:-0} in 0 | 1) ;; *) die "KEEP_GOING must be 0 or 1, not '$KEEP_GOING'" ;; esac
 for c in $configs; do check_config_name "$c"; done
 need git perl ccache clang-19
+# shellcheck disable=SC2015 # die if either is missing
 [ -d "$repo/.git" ] && ls "$out"/*-0001-*.patch >/dev/null 2>&1 ||
 	die "no mail series in $out; run 'make series' first"
 git -C "$repo" rev-parse -q --verify series-base >/dev/null || die "$repo has no series-base; run 'make series'"
@@ -73,6 +74,9 @@ for ((i = from; i <= n; i++)); do
 	line=$(printf '%02d' "$i")
 	subject=$(git -C "$repo" log -1 --format=%s "${commits[i - 1]}")
 	ignore=$(awk -F'\t' -v s="$subject" '!/^#/ && $1 == s { print $2 }' "$TOP/patches/checkpatch.ignore")
+	# grep -c exits 1 when it counts none; a failed cd leaves cp empty,
+	# which fails the step below.
+	# shellcheck disable=SC2015
 	cp=$(cd "$repo" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict -q ${ignore:+--ignore "$ignore"} "$mail" 2>&1 |
 		tee "$LOGS/series-check-checkpatch-$(printf '%02d' "$i").log" |
 		grep -cE '^(ERROR|WARNING|CHECK):' || true)

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flush_dcache_check <dir>: the lockless read and a writable shared
+ * mapping (make matrix, entry arm64; scripts/guest/tests.txt).
+ *
+ * On an architecture whose user mappings may alias the kernel's
+ * (ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE: arm64, arm, riscv, powerpc, ...),
+ * filemap_read_nolock() leaves a file that is mapped writably
+ * (mapping_writably_mapped()) to the normal path, which calls
+ * flush_dcache_folio() before it copies. This program shows that path taken:
+ *
+ *  1. a hot 16-byte read of a file in <dir> is copied without a folio
+ *     reference (/sys/kernel/debug/filemap/lockless_reads_copied grows);
+ *  2. with the file mapped MAP_SHARED and PROT_WRITE and a word written
+ *     through the mapping, the same reads are not (the counter stays), a
+ *     kprobe event on flush_dcache_folio() filtered on this process counts
+ *     one hit per read, and the reads return the word written;
+ *  3. after munmap() the reads are lockless again.
+ *
+ * On x86 (no aliasing, flush_dcache_folio() an empty inline) step 2 checks
+ * the opposite: the reads stay lockless while the file is mapped, and the
+ * kprobe is skipped. Output: KTAP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__) || defined(__s390__)
+#define FLUSH_DCACHE 0
+#else
+#define FLUSH_DCACHE 1 /* ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE */
+#endif
+
+#define COPIED "/sys/kernel/debug/filemap/lockless_reads_copied"
+#define SIZE (64 * 1024)
+#define READS 1000
+#define EVENT "matrix_flush_dcache"
+
+static const char *tracing;
+static int failed, num;
+
+static void result(int ok, const char *skip, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void result(int ok, const char *skip, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d ", ok || skip ? "ok" : "not ok", ++num);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (skip)
+		printf(" # SKIP %s", skip);
+	printf("\n");
+	fflush(stdout);
+	if (!ok && !skip)
+		failed++;
+}
+
+static long long read_number(const char *path)
+{
+	char buf[64] = "";
+	long long v = -1;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) > 0)
+		v = atoll(buf);
+	close(fd);
+	return v;
+}
+
+static int write_str(const char *dir, const char *file, const char *s, int flags)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | flags);
+	if (fd < 0)
+		return -1;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+/* The hits of the kprobe event since it was cleared: lines of trace. */
+static long count_hits(void)
+{
+	char path[256], line[512];
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", tracing);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#' && strstr(line, EVENT ":"))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static int kprobe_start(void)
+{
+	static const char *dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char buf[128];
+	unsigned int i;
+
+	for (i = 0; i < 2 && !tracing; i++) {
+		snprintf(buf, sizeof(buf), "%s/kprobe_events", dirs[i]);
+		if (access(buf, W_OK) && i == 0)
+			mount("tracefs", dirs[0], "tracefs", 0, NULL);
+		if (!access(buf, W_OK))
+			tracing = dirs[i];
+	}
+	if (!tracing)
+		return -1;
+	if (write_str(tracing, "kprobe_events", "p:" EVENT " flush_dcache_folio\n", O_APPEND))
+		return -1;
+	snprintf(buf, sizeof(buf), "common_pid == %d", getpid());
+	if (write_str(tracing, "events/kprobes/" EVENT "/filter", buf, O_TRUNC))
+		return -1;
+	write_str(tracing, "trace", "", O_TRUNC);
+	return write_str(tracing, "events/kprobes/" EVENT "/enable", "1", O_TRUNC);
+}
+
+static void kprobe_stop(void)
+{
+	if (!tracing)
+		return;
+	write_str(tracing, "events/kprobes/" EVENT "/enable", "0", O_TRUNC);
+	write_str(tracing, "kprobe_events", "-:" EVENT "\n", O_APPEND);
+}
+
+/* READS reads of 16 bytes at offset 0: the lockless copies they made. */
+static long long hot_reads(int fd, char *first)
+{
+	long long before = read_number(COPIED);
+	char buf[16];
+	int i;
+
+	for (i = 0; i < READS; i++) {
+		if (pread(fd, buf, sizeof(buf), 0) != sizeof(buf)) {
+			perror("pread");
+			exit(1);
+		}
+		if (i == 0 && first)
+			memcpy(first, buf, sizeof(buf));
+	}
+	return read_number(COPIED) - before;
+}
+
+int main(int argc, char **argv)
+{
+	char path[512], got[16];
+	static char data[SIZE];
+	long long warm, mapped, after;
+	long hits = -1;
+	char *map;
+	int fd, i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s <directory>\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n1..5\n");
+	printf("# %s, ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE %d\n", argv[1], FLUSH_DCACHE);
+	if (read_number(COPIED) < 0) {
+		printf("# no %s (CONFIG_PAGE_RCU_FREE and DEBUG_FS)\n", COPIED);
+		for (i = 1; i <= 5; i++)
+			printf("ok %d # SKIP no lockless reads\n", i);
+		return 4;
+	}
+	snprintf(path, sizeof(path), "%s/flush_dcache_check.%d", argv[1], getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	memset(data, 'a', sizeof(data));
+	memcpy(data, "written by write", 16);
+	if (write(fd, data, sizeof(data)) != sizeof(data)) {
+		perror("write");
+		return 1;
+	}
+
+	/* Hot: the reads mark the folio accessed until it gets PG_rcu_free. */
+	hot_reads(fd, NULL);
+	warm = hot_reads(fd, NULL);
+	result(warm >= READS / 2, NULL, "lockless reads of the unmapped file (%lld of %d)", warm, READS);
+
+	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	memcpy(map, "written via mmap", 16);
+	if (FLUSH_DCACHE && kprobe_start())
+		printf("# no kprobe event on flush_dcache_folio (KPROBE_EVENTS, tracefs)\n");
+	mapped = hot_reads(fd, got);
+	if (FLUSH_DCACHE && tracing)
+		hits = count_hits();
+	kprobe_stop();
+	if (FLUSH_DCACHE)
+		result(mapped == 0, NULL, "no lockless reads while mapped writably (%lld of %d)",
+		       mapped, READS);
+	else
+		result(mapped >= READS / 2, NULL,
+		       "lockless reads while mapped writably, no aliasing here (%lld of %d)",
+		       mapped, READS);
+	result(!FLUSH_DCACHE || hits >= READS,
+	       !FLUSH_DCACHE ? "flush_dcache_folio() is empty here" :
+	       hits < 0 ? "no kprobe event" : NULL,
+	       "flush_dcache_folio() on every read while mapped (%ld hits for %d reads)", hits, READS);
+	result(!memcmp(got, "written via mmap", 16), NULL,
+	       "the reads return the bytes written through the mapping (\"%.16s\")", got);
+
+	munmap(map, SIZE);
+	after = hot_reads(fd, NULL);
+	result(after >= READS / 2, NULL, "lockless reads again after munmap (%lld of %d)", after, READS);
+	close(fd);
+	unlink(path);
+	printf("# %s\n", failed ? "FAIL" : "PASS");
+	return failed ? 1 : 0;
+}

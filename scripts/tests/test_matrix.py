@@ -1,0 +1,245 @@
+"""`make matrix` on the host (scripts/matrix.py, scripts/matrix.sh): the
+option parser, the entry verdicts and the result table. No kernel is
+built: the .configs, logs and guest summaries are written here.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(SCRIPTS))
+import matrix  # noqa: E402
+
+SERIES_CONFIG = """\
+CONFIG_RUST=y
+CONFIG_KUNIT=y
+CONFIG_RUST_MM_KUNIT_TEST=y
+CONFIG_MM_RUST_DEFERRED_SPLIT=y
+# CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST is not set
+CONFIG_PAGE_RCU_FREE=y
+CONFIG_PAGE_RCU_FREE_KUNIT_TEST=y
+CONFIG_FILEMAP_NOLOCK_KUNIT_TEST=y
+CONFIG_NR_CPUS=1
+CONFIG_CMDLINE="a b"
+"""
+
+
+def test_series_options_come_from_the_patches():
+    opts = matrix.series_options()
+    for o in ("MM_RUST_DEFERRED_SPLIT", "PAGE_RCU_FREE", "FILEMAP_NOLOCK_KUNIT_TEST",
+              "PAGE_RCU_FREE_KUNIT_TEST", "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST", "RUST_MM_KUNIT_TEST"):
+        assert o in opts
+    assert "TRANSPARENT_HUGEPAGE" not in opts  # upstream's, only touched
+
+
+def test_series_options_of_a_patch(tmp_path):
+    (tmp_path / "series").write_text("b.patch\n# comment\na.patch\n")
+    (tmp_path / "a.patch").write_text("+++ b/mm/Kconfig\n+config ZZZ\n+\tbool\n config OLD\n")
+    (tmp_path / "b.patch").write_text("+++ b/mm/Kconfig\n+config YYY\n-config GONE\n")
+    assert matrix.series_options(tmp_path) == ["YYY", "ZZZ"]
+
+
+def test_parse_config():
+    c = matrix.parse_config(SERIES_CONFIG)
+    assert c["RUST"] == "y"
+    assert c["MM_RUST_DEFERRED_SPLIT_KUNIT_TEST"] == "n"
+    assert c["NR_CPUS"] == "1"
+    assert c["CMDLINE"] == "a b"
+    assert matrix.option_state(c, ["PAGE_RCU_FREE", "ABSENT"]) == {"PAGE_RCU_FREE": "y", "ABSENT": "n"}
+
+
+def test_check_wanted():
+    c = matrix.parse_config(SERIES_CONFIG)
+    assert matrix.check_wanted(c, "RUST=y PAGE_RCU_FREE=y NR_CPUS=1 NUMA=n") == []
+    assert matrix.check_wanted(c, "CONFIG_NUMA=y MM_RUST_DEFERRED_SPLIT_KUNIT_TEST=y") == [
+        "NUMA=y (got n)", "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST=y (got n)"]
+
+
+def test_expected_suites():
+    c = matrix.parse_config(SERIES_CONFIG)
+    assert matrix.expected_suites(c) == ["rust_mm_folio_batch", "rust_mm_list_lru", "rust_mm_lruvec",
+                                         "mm_rcu_free_rust", "filemap_nolock"]
+    c["KUNIT"] = "n"
+    assert matrix.expected_suites(c) == []
+
+
+def test_count_warnings_splits_the_series_files():
+    log = "\n".join([
+        "  CC      mm/filemap.o",
+        "/work/main/build/tree/mm/filemap.c:10:5: warning: unused variable 'x' [-Wunused-variable]",
+        "../../fs/ext4/inode.c:3:1: warning: something upstream",
+        "../../fs/ext4/inode.c:3:1: warning: something upstream",  # the same line twice: once
+        "warning: unused import: `Foo`",
+        "  --> mm/rcu_free.rs:12:5",
+    ])
+    total, ours = matrix.count_warnings(log, {"mm/filemap.c", "mm/rcu_free.rs"})
+    assert total == 3
+    assert len(ours) == 2
+
+
+def test_new_warnings_ignore_line_numbers():
+    base = "mm/filemap.c:10:5: warning: old one\nmm/swap.c:3:1: warning: shared\n"
+    series = ("mm/filemap.c:30:5: warning: old one\nmm/swap.c:9:1: warning: shared\n"
+              "mm/swap.c:11:1: warning: shared\nmm/filemap.c:2931:7: warning: new one [-Wfoo]\n")
+    assert matrix.new_warnings(base, series) == [
+        ("mm/filemap.c", "new one [-Wfoo]", 1), ("mm/swap.c", "shared", 1)]
+    assert matrix.new_warnings(series, base) == []
+
+
+CONSOLE = """\
+[   10.1] ==================================================================
+[   10.2] BUG: KCSAN: data-race in filemap_read_nolock / folio_split
+[   10.3] read to 0xffff of 8 bytes by task 1 on cpu 0:
+[   10.4]  filemap_read_nolock+0x120/0x300
+[   11.0] ==================================================================
+[   12.0] BUG: KCSAN: data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick
+[   12.1]  tick_sched_do_timer+0x10/0x20
+[   13.0] BUG: KCSAN: data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick
+[   14.0] WARNING: CPU: 1 PID: 1 at kernel/foo.c:1 foo+0x1/0x2
+[   14.1]  foo+0x1/0x2
+[   14.2] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_kcsan_races_split_series_and_elsewhere():
+    races = matrix.kcsan_races(CONSOLE, {"filemap_read_nolock", "8rcu_free"})
+    assert dict(races["series"]) == {"data-race in filemap_read_nolock / folio_split": 1}
+    assert dict(races["elsewhere"]) == {"data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick": 2}
+
+
+def test_in_series_matches_rust_mangled_names():
+    funcs = {"8rcu_free", "filemap_read"}
+    assert matrix.in_series("_RNvNtCs1234_8rcu_free3pcp4lock+0x1/0x2", funcs)
+    assert matrix.in_series(" filemap_read+0x1/0x2", funcs)
+    assert not matrix.in_series(" filemap_read_folio+0x1/0x2", funcs)
+
+
+def record(tmp_path, *args):
+    out = tmp_path / "e.json"
+    argv = [sys.executable, str(SCRIPTS / "matrix.py"), "record", str(out), *args]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    return p.returncode, json.loads(out.read_text())
+
+
+def test_record_fails_an_entry_that_compiled_the_series_out(tmp_path):
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_RUST=n\n")
+    rc, e = record(tmp_path, "--name", "x", "--config", str(cfg))
+    assert rc == 1 and e["status"] == "fail"
+    assert "compiled out" in e["reasons"][0]
+    rc, e = record(tmp_path, "--name", "x", "--config", str(cfg), "--series-off", "--want", "RUST=n")
+    assert rc == 0 and e["status"] == "pass" and e["series_on"] == []
+
+
+def test_record_needs_the_c_fallback(tmp_path):
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_RUST=n\n")
+    nm = tmp_path / "nm"
+    nm.write_text("0000 T folio_batch_unqueue_deferred_split\n0010 t helper\n")
+    base = ["--name", "i386", "--config", str(cfg), "--series-off", "--nm", f"mm/folio.o={nm}",
+            "--nm", f"mm/filemap.o={tmp_path / 'missing'}"]
+    rc, e = record(tmp_path, *base, "--need-symbol", "mm/folio.o:folio_batch_unqueue_deferred_split",
+                   "--need-symbol", "!mm/filemap.o:filemap_read_nolock")
+    assert rc == 0, e
+    rc, e = record(tmp_path, *base, "--need-symbol", "mm/folio.o:other")
+    assert rc == 1 and "other not built in mm/folio.o" in e["reasons"]
+
+
+def guest_run(tmp_path, suites, reports=(), console=""):
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True)
+    (run / "summary.json").write_text(json.dumps({
+        "suites": suites + [{"kind": "kernel", "suite": "log", "passed": 0, "failed": int(bool(reports)),
+                             "skipped": 0, "failures": []}],
+        "reports": list(reports), "passed": 1, "failed": int(bool(reports)), "skipped": 0}))
+    (run / "console.log").write_text(console)
+    return run
+
+
+def suite(name, kind="kunit", failed=0):
+    return {"kind": kind, "suite": name, "passed": 1, "failed": failed, "skipped": 0,
+            "failures": ["case"] * failed}
+
+
+def test_record_kcsan_entry_lists_races_and_fails_on_the_series(tmp_path):
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\nCONFIG_KUNIT=y\nCONFIG_FILEMAP_NOLOCK_KUNIT_TEST=y\n")
+    run = guest_run(tmp_path, [suite("filemap_nolock")], ["BUG: KCSAN"], CONSOLE)
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run),
+                   "--kcsan", "--allow-elsewhere", "data")
+    assert e["kcsan"]["series"] == 1 and e["kcsan"]["elsewhere"] == 2
+    assert e["kcsan"]["races_elsewhere"] == ["data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick"]
+    assert rc == 1 and any("KCSAN races in the series" in r for r in e["reasons"])
+    # Races elsewhere alone (and the WARNING outside the series) do not fail it.
+    console = "\n".join(l for l in CONSOLE.splitlines() if "filemap_read_nolock" not in l)
+    run = guest_run(tmp_path, [suite("filemap_nolock")], ["BUG: KCSAN"], console)
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run),
+                   "--kcsan", "--allow-elsewhere", "data")
+    assert rc == 0, e["reasons"]
+    assert e["kcsan"]["series"] == 0 and len(e["reports_elsewhere"]) == 1
+
+
+def test_record_missing_suite_and_no_kunit(tmp_path):
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\nCONFIG_KUNIT=y\nCONFIG_PAGE_RCU_FREE_KUNIT_TEST=y\n")
+    run = guest_run(tmp_path, [suite("other")])
+    rc, e = record(tmp_path, "--name", "x", "--config", str(cfg), "--run", str(run))
+    assert rc == 1 and "KUnit suite mm_rcu_free_rust did not run" in e["reasons"]
+    # A configuration without KUnit: results.py's "(none)" is no failure.
+    cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\n")
+    run = guest_run(tmp_path, [suite("(none)", failed=1), suite("pagecache_read_stress-tmpfs", "kselftest")])
+    rc, e = record(tmp_path, "--name", "up", "--config", str(cfg), "--run", str(run))
+    assert rc == 0, e["reasons"]
+
+
+def test_table(tmp_path):
+    entries = [
+        {"entry": "b", "what": "B", "status": "fail", "seconds": 75, "reasons": ["build failed"],
+         "series_on": [], "warnings": 2, "warnings_series": 1, "notes": []},
+        {"entry": "a", "what": "A | x", "status": "pass", "seconds": 5, "reasons": [],
+         "series_on": ["PAGE_RCU_FREE"], "warnings": 3, "warnings_base": 3, "warnings_new": 0,
+         "cached": True, "notes": ["n1"], "seed": "0x1"},
+    ]
+    md, ordered = matrix.table(entries, ["a", "b"])
+    lines = md.splitlines()
+    assert lines[0].startswith("| entry | what | status | time |")
+    assert [e["entry"] for e in ordered] == ["a", "b"]
+    assert lines[2].startswith("| a | A / x | pass (cached) | 5s | 3 (base 3, new 0) | PAGE_RCU_FREE |")
+    assert "KCONFIG_SEED=0x1" in lines[2] and "n1" in lines[2]
+    assert lines[3] == "| b | B | fail | 1m15s | 2 (1 in the series) | none | build failed |"
+
+
+def test_table_command_writes_md_and_json(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "x.json").write_text(json.dumps({"entry": "x", "status": "skip", "reasons": ["why"]}))
+    md, js = tmp_path / "matrix.md", tmp_path / "matrix.json"
+    subprocess.run([sys.executable, str(SCRIPTS / "matrix.py"), "table", str(d), "--md", str(md),
+                    "--json", str(js)], check=True, capture_output=True)
+    assert "| x |  | skip |" in md.read_text()
+    assert json.loads(js.read_text())[0]["entry"] == "x"
+
+
+@pytest.mark.parametrize("matrix_arg,message", [
+    ("nope", "MATRIX: no entry named 'nope'"),
+    ("small,Bad!", "MATRIX must be comma-separated"),
+])
+def test_matrix_sh_rejects_bad_entries_before_any_work(tmp_path, matrix_arg, message):
+    env = dict(os.environ, MATRIX=matrix_arg, BUILD=str(tmp_path / "build"))
+    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True)
+    assert p.returncode == 1
+    assert message in p.stderr and p.stderr.count("\n") == 1
+    assert not (tmp_path / "build" / "tree").exists()
+
+
+def test_matrix_sh_lists_its_entries(tmp_path):
+    env = dict(os.environ, MATRIX="list", BUILD=str(tmp_path / "build"))
+    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True, check=True)
+    names = [l.split()[0] for l in p.stdout.splitlines()]
+    assert names[:4] == ["small", "nothp", "up", "i386"]
+    assert {"kcsan", "arm64", "w1-sparse", "randconfig-3", "test"} <= set(names)

@@ -1,0 +1,180 @@
+"""The report and mail scripts: cover_letter.py, mail_plan.py (make series)
+and bench_report.py, bench_reads_report.py (make bench).
+
+The bench fixtures (fixtures/bench/{base,series}.txt) are guest results in
+the format scripts/guest/bench and scripts/guest/bench-reads write; the
+unqueue_bench lines are real (build/results/final-check2), the other figures
+follow the README's tables. The mail tests also read the real
+patches/mail.plan, patches/changelog and patches/cover-letter.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+SCRIPTS = TOP / "scripts"
+BENCH = Path(__file__).resolve().parent / "fixtures" / "bench"
+
+
+def script(name, *args, cwd=None):
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *map(str, args)],
+                          capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+# mail_plan.py
+
+PLAN = """# comment before the first block
+patch: mm: add a thing
+files: mm/thing.rs rust/kernel/thing.rs
+quilt: mm-add-a-thing.patch
+
+Why the thing.
+
+# a line of the body that starts with a hash
+---
+v2: renamed the thing.
+
+patch: mm: use the thing
+quilt: a.patch
+quilt: b.patch
+
+Use it.
+"""
+
+
+def test_mail_plan(tmp_path):
+    (tmp_path / "plan").write_text(PLAN)
+    p = script("mail_plan.py", tmp_path / "plan", tmp_path / "out")
+    assert (p.returncode, p.stdout) == (0, "2\n")
+    one, two = tmp_path / "out" / "01", tmp_path / "out" / "02"
+    assert (one / "message").read_text() == (
+        "mm: add a thing\n\nWhy the thing.\n\n# a line of the body that starts with a hash\n")
+    assert (one / "notes").read_text() == "v2: renamed the thing.\n"
+    assert (one / "files").read_text() == "mm/thing.rs\nrust/kernel/thing.rs\n"
+    assert (one / "quilt").read_text() == "mm-add-a-thing.patch\n"
+    assert (two / "quilt").read_text() == "a.patch\nb.patch\n"
+    assert (two / "notes").read_text() == "" and (two / "files").read_text() == ""
+
+
+@pytest.mark.parametrize("plan,error", [
+    ("text\npatch: a: b\n\nbody\n", "text before the first 'patch:'"),
+    ("patch: a: " + "x" * 80 + "\n\nbody\n", "subject longer than 75 characters"),
+    ("patch: a: b\nfiles: x\n", "no commit message for: a: b"),
+    ("patch: a: b\n\nbody\n---\n\n", "'---' with no notes after it"),
+])
+def test_mail_plan_errors(tmp_path, plan, error):
+    (tmp_path / "plan").write_text(plan)
+    p = script("mail_plan.py", tmp_path / "plan", tmp_path / "out")
+    assert p.returncode != 0 and error in p.stderr
+
+
+def test_real_mail_plan(tmp_path):
+    p = script("mail_plan.py", TOP / "patches" / "mail.plan", tmp_path)
+    blocks = sum(1 for l in (TOP / "patches" / "mail.plan").read_text().splitlines()
+                 if l.startswith("patch:"))
+    assert p.returncode == 0, p.stderr
+    assert int(p.stdout) == blocks == len(list(tmp_path.iterdir()))
+
+
+# cover_letter.py
+
+CHANGELOG = """# comments first
+v3:
+- Third.
+
+v2:
+- Second.
+"""
+LETTER = "Subject: [PATCH 0/2] *** SUBJECT HERE ***\n\n*** BLURB HERE ***\n\nA (2):\n  a\n"
+
+
+def cover(tmp_path, version, *md, letters=1):
+    series = tmp_path / "series"
+    series.mkdir(parents=True)
+    for i in range(letters):
+        (series / f"v{version}-{i}0000-cover-letter.patch").write_text(LETTER)
+    (tmp_path / "cover").write_text("mm: the subject\n\nFirst paragraph.\n\n@BENCH@\n\n@READS@\n")
+    (tmp_path / "changelog").write_text(CHANGELOG)
+    p = script("cover_letter.py", series, tmp_path / "cover", tmp_path / "changelog", version,
+               tmp_path / "text", *md)
+    return p, series
+
+
+def test_cover_letter(tmp_path):
+    prose = "word " * 30
+    (tmp_path / "bench.md").write_text(f"| a | b |\n|---|---|\n| {'x' * 90} | 1 |\n\n{prose}\n")
+    p, series = cover(tmp_path, 3, tmp_path / "bench.md")
+    assert p.returncode == 0, p.stderr
+    text = next(series.iterdir()).read_text()
+    assert "Subject: [PATCH 0/2] mm: the subject\n" in text
+    assert f"| {'x' * 90} | 1 |" in text  # table rows stay whole
+    assert all(len(l) <= 72 for l in text.splitlines() if l.startswith("word"))
+    assert "(no `make bench` results were found" in text  # no READS_MD
+    assert text.index("Changes in v3:\n- Third.") < text.index("Changes in v2:\n- Second.")
+    assert (tmp_path / "text").read_text().startswith("mm: the subject\n\nFirst paragraph.")
+
+
+def test_cover_letter_v1_has_no_changes(tmp_path):
+    p, series = cover(tmp_path, 1)
+    assert p.returncode == 0
+    assert "Changes in" not in next(series.iterdir()).read_text()
+
+
+def test_cover_letter_errors(tmp_path):
+    p, _ = cover(tmp_path, 4)
+    assert p.returncode != 0 and "no 'v4:' section" in p.stderr
+    p, _ = cover(tmp_path / "two", 1, letters=2)
+    assert p.returncode != 0 and "expected one cover letter, found 2" in p.stderr
+
+
+def test_real_changelog_and_cover_letter():
+    p = script("cover_letter.py", "--check", TOP / "patches" / "changelog", 1)
+    assert p.returncode == 0, p.stderr
+    subject = (TOP / "patches" / "cover-letter").read_text().split("\n\n")[0]
+    assert subject and "\n" not in subject.strip()
+
+
+# bench_report.py, bench_reads_report.py
+
+def test_bench_report(tmp_path):
+    p = script("bench_report.py", BENCH / "base.txt", BENCH / "series.txt", tmp_path / "ds")
+    assert p.returncode == 0, p.stderr
+    md = (tmp_path / "ds.md").read_text()
+    assert p.stdout == md
+    assert "| free | list_lru lock round trips | 819200 | 424400 | 0.518 |" in md
+    assert "| free | wall s (median, range; 3 runs) | 20.882 (17.654-23.428) " \
+           "| 23.145 (19.259-25.563) | 1.108 |" in md
+    assert "| partial | lruvec lock hold, ms (traced run) | 172.8 | 190.8 | 1.104 |" in md
+    assert "| order2_queued (order 2) | yes | 122580 | 41000 | 0.334 | 127227 | 43820 |" in md
+    assert "| lock + 30 relocks + unlock | 10024 | 10325 | 1.03 | 10385 | 10577 |" in md
+    report = json.loads((tmp_path / "ds.json").read_text())
+    assert report["ratio_series_over_base"]["free"]["deferred_split_folio() calls"] == 1.0
+
+
+def test_bench_report_without_results(tmp_path):
+    (tmp_path / "empty.txt").write_text("@@@ begin info system\n@@@ end info system rc=0\n")
+    p = script("bench_report.py", tmp_path / "empty.txt", BENCH / "series.txt", tmp_path / "ds")
+    assert p.returncode != 0 and "no bench results" in p.stderr
+
+
+def test_bench_reads_report(tmp_path):
+    p = script("bench_reads_report.py", BENCH / "base.txt", BENCH / "series.txt", tmp_path / "reads")
+    assert p.returncode == 0, p.stderr
+    md = (tmp_path / "reads.md").read_text()
+    assert md.startswith("Read benchmarks (seed 002), 2 vCPUs, 3 s per point, median of 2 rounds.")
+    assert "| ext4 | 1 | 0.45 | 0.49 | 0.67 | 1.36 | 1.30-1.42 | 1.50 |" in md
+    assert "| tmpfs | 2.00 | 2.00 | 0.00 |" in md  # writes per 16-byte read
+    assert "| hugetmpfs | 4.00 | 2.00 | 0.00 | 9 |" in md  # per 64K read, folio order 9
+    assert "| refault | ext4 | 2 | 10000 | 11000 | 13000 | 1.18 | 1.18-1.18 | 1.30 |" in md
+    rows = json.loads((tmp_path / "reads.json").read_text())["rows"]
+    assert {r["workload"] for r in rows} == {"small", "mechanism", "mechanism64k", "folio", "refault", "seq"}
+
+
+def test_bench_reads_report_without_results(tmp_path):
+    (tmp_path / "empty.txt").write_text("@@@ done\n")
+    p = script("bench_reads_report.py", tmp_path / "empty.txt", BENCH / "series.txt", tmp_path / "r")
+    assert p.returncode != 0 and "no read bench results" in p.stderr
