@@ -119,7 +119,7 @@ unsafe fn unqueue_from<'a>(
         let rcu = rcu.get_or_insert_with(rcu::read_lock);
         // SAFETY: With a reference count of zero we hold the folio exclusively, which keeps
         // its objcg binding stable (`folio_memcg()`'s rules); the memcg that objcg maps to may
-        // be reparented meanwhile, which `lock_irqsave()` handles as C does, by locking the
+        // be reparented meanwhile, which `lock()` handles as C does, by locking the
         // nearest live ancestor's sublist, where reparenting moved the folio. We are under
         // `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after every
         // guard. The folio is a large rmappable one, not slab.

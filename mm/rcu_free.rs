@@ -65,8 +65,11 @@ pub const EXPEDITE_PAGES: c_ulong = 512;
 /// the lists, and each keeps this: the lists are reached only through the guard's private
 /// methods, and this module is the boundary of that invariant.
 ///
-/// Like the lruvec and list_lru guards, it restores the saved interrupt state when dropped
-/// (see `kernel::mm::lruvec`); it is never held with another such guard.
+/// Unlike the lruvec and list_lru guards (`kernel::mm::lruvec`), whose interrupt disable is
+/// counted, it restores the interrupt state it saved, as the C lock functions it wraps do:
+/// dropped before a counted guard taken after it, it would enable interrupts under that lock.
+/// It is private, never held across a call that takes another guard, and always dropped before
+/// its function returns.
 struct PcpGuard {
     pcp: *mut bindings::rcu_free_pcp,
     flags: c_ulong,
@@ -334,11 +337,13 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
 /// period. With `sync`, it also waits for the work items that are freeing folios they took, so
-/// that all that waited is free when it returns: for callers about to test that pages are free
-/// (isolation, memory offline, memory failure). The allocator passes `false`: it does not wait on
-/// workqueues. Returns the number of pages it freed itself; it does not wait for a grace period
-/// when none waits. It does not wait for a batch that a concurrent call on another CPU took off a
-/// list and is still freeing.
+/// that all that waited is free when it returns: for the allocator before OOM and for callers
+/// about to test that pages are free (isolation, memory offline, memory failure). It does not
+/// wait for a grace period when none waits, nor for a batch that a concurrent call on another
+/// CPU took off a list and is still freeing.
+///
+/// Returns the number of pages it freed itself or, if it freed none but waited for a work that
+/// was freeing a batch, 1: zero means that nothing it saw was freed.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.
@@ -363,29 +368,31 @@ pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
         for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
     }
     // A work item may have taken a batch off its list before we looked, and still be freeing
-    // it: a caller about to test that the pages are free waits for it.
-    if sync {
-        // SAFETY: The caller may sleep and is not one of the works.
-        unsafe { flush_works() };
+    // it: a caller about to test that the pages are free, or about to declare OOM, waits for it.
+    // SAFETY: The caller may sleep and is not one of the works.
+    if sync && unsafe { flush_works() } && freed == 0 {
+        freed = 1;
     }
     freed
 }
 
 /// Waits for the works of every CPU that are running (or queued to run) to finish: what they
-/// took off their lists is freed when this returns.
+/// took off their lists is freed when this returns. Returns whether it waited for any.
 ///
 /// # Safety
 ///
 /// Process context that may sleep, not one of the works.
-unsafe fn flush_works() {
+unsafe fn flush_works() -> bool {
+    let mut waited = false;
     for_each_pcp(|pcp| {
         // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot; the
         // caller may sleep and is not one of these works.
         unsafe {
-            bindings::flush_work(&raw mut (*pcp).rwork.work);
-            bindings::flush_work(&raw mut (*pcp).expedite);
+            waited |= bindings::flush_work(&raw mut (*pcp).rwork.work);
+            waited |= bindings::flush_work(&raw mut (*pcp).expedite);
         }
     });
+    waited
 }
 
 /// Calls `f` with the `rcu_free_pcp` of every possible CPU.

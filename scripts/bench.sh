@@ -6,7 +6,8 @@
 # (scripts/guest/bench-reads; on the series kernel with the lockless reads
 # on and off in the same boot), and report base against series side by
 # side. Results: build/bench/deferred-split.{json,md} and
-# build/bench/reads.{json,md,png}.
+# build/bench/reads.{json,md,png}, and the committed page
+# scripts/bench/results.md (scripts/bench_page.sh).
 set -euo pipefail
 llvm_asked=${LLVM_VERSION:-}
 . "$(dirname "$0")/lib.sh"
@@ -47,3 +48,6 @@ fi
 if [ "$BENCH" != deferred-split ]; then
 	/usr/bin/python3 "$TOP/scripts/bench_reads_report.py" "$out/base.txt" "$out/series.txt" "$out/reads"
 fi
+# The committed results page: its hand-written head and the halves that ran.
+case $BENCH in all) halves=(deferred-split reads) ;; *) halves=("$BENCH") ;; esac
+"$TOP/scripts/bench_page.sh" "${halves[@]}"

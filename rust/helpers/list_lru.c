@@ -16,9 +16,15 @@ rust_helper_list_lru_lock_irq_disable(struct list_lru *lru, int nid, struct mem_
 	return list_lru_lock(lru, nid, memcg);
 }
 
+/* In the order of spin_unlock_irq_enable(): interrupts on before the preemption check. */
 __rust_helper void rust_helper_list_lru_unlock_irq_enable(struct list_lru_one *l)
 {
+	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		list_lru_unlock(l);
+		return;
+	}
+	preempt_disable();
 	list_lru_unlock(l);
-	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
-		local_interrupt_enable();
+	local_interrupt_enable();
+	preempt_enable();
 }

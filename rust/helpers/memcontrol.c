@@ -46,8 +46,9 @@ __rust_helper int rust_helper_lruvec_lock_is_held(struct lruvec *lruvec)
 
 /*
  * folio_lruvec_lock_irq() with the counted interrupt disable of spin_lock_irq_disable(), which
- * lets the Rust guard be dropped in any order with other such guards (SpinLockIrq). The folio
- * must be charged, or memcg disabled.
+ * lets the Rust guard be dropped in any order with other such guards (SpinLockIrq). NULL, with
+ * nothing held, for a folio that is not charged while memcg is enabled: it has no lruvec, and
+ * the loop below would never end.
  */
 __rust_helper struct lruvec *rust_helper_folio_lruvec_lock_irq_disable(struct folio *folio)
 {
@@ -55,6 +56,10 @@ __rust_helper struct lruvec *rust_helper_folio_lruvec_lock_irq_disable(struct fo
 
 	rcu_read_lock();
 retry:
+	if (!mem_cgroup_disabled() && !folio_memcg_charged(folio)) {
+		rcu_read_unlock();
+		return NULL;
+	}
 	lruvec = folio_lruvec(folio);
 	spin_lock_irq_disable(&lruvec->lru_lock);
 	if (unlikely(lruvec_memcg(lruvec) != folio_memcg(folio))) {
