@@ -231,7 +231,9 @@ pub use new_list_lru;
 /// A `struct list_lru` owned by Rust: initialised in place, destroyed on drop.
 ///
 /// It may be sent to and shared with other threads ([`ListLru`] is `Sync`); dropping it calls
-/// `list_lru_destroy()`, which may sleep: drop it in process context.
+/// `list_lru_destroy()`, which may sleep: drop it in process context. For built-in code: the
+/// C functions that [`ListLruGuard::add`] and [`ListLruGuard::del`] call are not exported to
+/// modules.
 ///
 /// # Invariants
 ///
