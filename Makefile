@@ -16,12 +16,17 @@
 #                            CONFIG_RUST_INLINE_HELPERS (bench: 22 if installed) [19]
 #   MATRIX=a,b|list          make matrix: only these entries, or list them [all]
 #                            (make deps MATRIX=1: what the matrix needs too)
+#   COUNT=insn|c2c           make bench: exact counts with the tcg-bench QEMU plugin
+#                            instead of times: instructions per op (-icount, 1 vCPU)
+#                            or cache-line transfers per op (MTTCG, C2C_VCPUS="2 4")
+#   WORKLOADS=a,b            make bench COUNT=...: only these workloads (globs over
+#                            <workload>-<fs>: small-tmpfs, large-*, free, partial)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := demo
 export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE LLVM_VERSION \
-	MATRIX RANDCONFIG_N RANDCONFIG_SEEDS W1_CONFIG EDIT_DIR
+	MATRIX RANDCONFIG_N RANDCONFIG_SEEDS W1_CONFIG EDIT_DIR COUNT WORKLOADS C2C_VCPUS ICOUNT_SHIFT
 
 S := scripts
 
@@ -29,7 +34,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check soak shell help deps base tree config build kselftests image \
-	boot module bench series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
+	boot module bench plugin-test series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
 	distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
@@ -84,8 +89,11 @@ boot: settings ## Boot the last built kernel (MODE=check|demo|shell) without reb
 module: settings ## Build the out-of-tree modules (Kbuild) for CONFIG's built kernel; boot loads them.
 	@$(S)/module.sh
 
-bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/.
+bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/ (COUNT=insn|c2c: exact counts).
 	@$(S)/bench.sh
+
+plugin-test: settings ## The tcg-bench QEMU plugin's own tests (cargo test, programs under qemu-x86_64).
+	@TCG_PLUGIN_OUT="$${BUILD:-build}/tcg-plugin" $(S)/bench/tcg-plugin/test.sh
 
 series: base ## Export the mail series (patches/mail.plan) to build/series/.
 	@$(S)/series.sh

@@ -8,6 +8,15 @@
 # side. Results: build/bench/deferred-split.{json,md} and
 # build/bench/reads.{json,md,png}, and the committed page
 # scripts/bench/results.md (scripts/bench_page.sh).
+#
+# COUNT=insn|c2c: the same kernels, booted with the tcg-bench QEMU plugin
+# (boot.sh PLUGIN=) and the guest's counting workloads instead: insn,
+# exact instructions per operation under -icount, 1 vCPU, one thread, 3
+# rounds; c2c, cache-line transfers per operation under MTTCG with
+# C2C_VCPUS vCPUs (2 and 4), one thread per vCPU. Results:
+# build/bench/count/<variant>-<count>[-<vcpus>]/ (the runs) and
+# build/bench/count-<count>.{md,json} (scripts/bench_count_report.py), and
+# their section of scripts/bench/results.md.
 set -euo pipefail
 llvm_asked=${LLVM_VERSION:-}
 . "$(dirname "$0")/lib.sh"
@@ -16,6 +25,9 @@ check_settings
 BENCH=${BENCH:-all}
 case $BENCH in all | deferred-split | reads) export BENCH ;;
 *) die "unknown BENCH '$BENCH' (all, deferred-split, reads)" ;; esac
+COUNT=${COUNT:-}
+case $COUNT in '' | insn | c2c) ;; *) die "unknown COUNT '$COUNT' (insn, c2c)" ;; esac
+C2C_VCPUS=${C2C_VCPUS:-2 4}
 # Both kernels with rustc's LLVM where its clang is installed: the Rust code
 # then inlines the C helpers (CONFIG_RUST_INLINE_HELPERS), as it would in a
 # kernel built for speed. LLVM_VERSION=19 measures without.
@@ -30,6 +42,7 @@ fi
 export LLVM_VERSION
 out=$BUILD/bench
 mkdir -p "$out"
+runs=()
 "$TOP/scripts/image.sh"
 for variant in base series; do
 	export VARIANT=$variant
@@ -39,9 +52,27 @@ for variant in base series; do
 	CONFIG=perf "$TOP/scripts/build.sh"
 	# The Rust-against-C unqueue microbenchmark (Kbuild), series kernel only.
 	[ "$variant" = base ] || [ "$BENCH" = reads ] || CONFIG=perf "$TOP/scripts/module.sh"
-	CONFIG=perf MODE=bench "$TOP/scripts/boot.sh"
-	cp "$BUILD/results/perf-bench$([ "$variant" = base ] && echo -base)/results.txt" "$out/$variant.txt"
+	run=$BUILD/results/perf-bench$([ "$variant" != base ] || echo -base)
+	if [ -z "$COUNT" ]; then
+		CONFIG=perf MODE=bench "$TOP/scripts/boot.sh"
+		cp "$run/results.txt" "$out/$variant.txt"
+		continue
+	fi
+	# The counting boots: a copy of each run (without the System.map).
+	if [ "$COUNT" = insn ]; then smps=1; else smps=$C2C_VCPUS; fi
+	for smp in $smps; do
+		name=$variant-$COUNT$([ "$COUNT" = insn ] || echo "-$smp")
+		CONFIG=perf MODE=bench PLUGIN=$COUNT SMP=$smp "$TOP/scripts/boot.sh"
+		rm -rf "$out/count/$name" && mkdir -p "$out/count/$name"
+		find "$run" -maxdepth 1 -type f ! -name symbols.map -exec cp {} "$out/count/$name/" \;
+		runs+=("$out/count/$name")
+	done
 done
+if [ -n "$COUNT" ]; then
+	/usr/bin/python3 "$TOP/scripts/bench_count_report.py" "$out/count-$COUNT" "${runs[@]}"
+	"$TOP/scripts/bench_page.sh" "count-$COUNT"
+	exit 0
+fi
 if [ "$BENCH" != reads ]; then
 	"$TOP/scripts/bench_report.py" "$out/base.txt" "$out/series.txt" "$out/deferred-split"
 fi

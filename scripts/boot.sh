@@ -10,6 +10,17 @@
 # ACCEL=auto picks KVM when a guest really runs under it (a short probe,
 # cached per host boot: /dev/kvm may open and still hang every guest, as in
 # nested setups), TCG otherwise. ACCEL=kvm or ACCEL=tcg forces one.
+#
+# PLUGIN=insn|c2c (make bench COUNT=...): TCG with the tcg-bench plugin
+# (scripts/bench/tcg-plugin), which counts between the markers of the bench
+# workloads: insn the instructions per vCPU, user and kernel, under
+# `-icount shift=$ICOUNT_SHIFT` (3: virtual time follows the instruction
+# count; QEMU runs the vCPUs round-robin in one thread); c2c also the
+# cache-line transfers between vCPUs, under MTTCG. The guest boots with
+# nokaslr (the System.map symbols and the vmemmap formula hold) and
+# series.count=; the plugin writes plugin.json (a line per region) and
+# plugin.txt to the run directory, beside the symbol maps it used.
+# WORKLOADS=globs (series.workloads=) picks the guest's workloads.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,6 +54,16 @@ if [ "$arch" = arm64 ]; then
 	initrd=$BUILD/initramfs-arm64.cpio
 fi
 need "$qemu" timeout
+PLUGIN=${PLUGIN:-}
+case $PLUGIN in
+'') ;;
+insn | c2c)
+	[ "$arch" = x86_64 ] || die "PLUGIN=$PLUGIN: x86_64 guests only"
+	[ "$ACCEL" != kvm ] || die "PLUGIN=$PLUGIN: a TCG plugin needs ACCEL=tcg (or auto)"
+	ACCEL=tcg
+	;;
+*) die "unknown PLUGIN '$PLUGIN' (insn, c2c)" ;;
+esac
 
 kernel=$(obj_image "$(obj_dir "$CONFIG")")
 [ -f "$kernel" ] || die "no kernel at $kernel; run 'make build CONFIG=$CONFIG'"
@@ -98,23 +119,44 @@ qemu_cmdline() {
 		-display none -vga none -monitor none)
 }
 
-# Does a guest get to print anything under KVM within a few seconds?
+# Does a guest get to print anything under KVM within a few seconds? Sets
+# kvm_why to the reason, for the accelerator line. The verdict is cached
+# per host boot ($BUILD/kvm-probe: boot id, reason, verdict).
 kvm_works() {
+	kvm_why="no /dev/kvm"
+	[ -e /dev/kvm ] || return 1
+	kvm_why="/dev/kvm is not readable and writable by $(id -un)"
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
 	local cache=$BUILD/kvm-probe id
 	id=$(cat /proc/sys/kernel/random/boot_id)
 	if [ -f "$cache" ] && [ "$(head -n1 "$cache")" = "$id" ]; then
+		kvm_why="a probe guest did not boot"
+		[ "$(wc -l <"$cache")" -lt 3 ] || kvm_why=$(sed -n 2p "$cache")
+		kvm_why+=", probed earlier in this host boot"
 		[ "$(tail -n1 "$cache")" = yes ]
 		return
 	fi
-	local log=$BUILD/kvm-probe.log verdict=no
+	local log=$BUILD/kvm-probe.log err=$BUILD/kvm-probe.err verdict=no rc=0
 	rm -f "$log"
-	timeout -k 2 20 qemu-system-x86_64 -machine q35 -accel kvm -cpu host -smp 1 -m 256M \
+	# In a group with stderr redirected: a QEMU that dies of a signal
+	# (SIGABRT when KVM fails) makes bash report "Aborted" on its stderr.
+	{ timeout -k 2 20 qemu-system-x86_64 -machine q35 -accel kvm -cpu host -smp 1 -m 256M \
 		"${bios[@]}" -kernel "$kernel" -no-reboot -display none -vga none -monitor none \
-		-serial "file:$log" -append "console=ttyS0 panic=-1" >/dev/null 2>&1 || true
+		-serial "file:$log" -append "console=ttyS0 panic=-1" >/dev/null 2>"$err" || rc=$?; } 2>/dev/null
 	# Without an initramfs a working guest gets as far as the root panic.
-	grep -q 'Kernel panic' "$log" 2>/dev/null && verdict=yes
-	printf '%s\n%s\n' "$id" "$verdict" >"$cache"
+	# Else the reason, with QEMU's first complaint ("failed to set MSR ...").
+	local msg
+	msg=$(sed -n 's/^qemu-system-x86_64: \(error: \)\{0,1\}//p' "$err" | head -n1 | cut -c1-60)
+	if grep -q 'Kernel panic' "$log" 2>/dev/null; then
+		verdict=yes kvm_why="a probe guest booted under KVM"
+	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		kvm_why="a probe guest did not boot in 20 s"
+	elif [ "$rc" -gt 128 ]; then
+		kvm_why="QEMU died of SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))${msg:+: $msg}"
+	else
+		kvm_why="a probe guest printed nothing (QEMU exited with $rc${msg:+: $msg})"
+	fi
+	printf '%s\n%s\n%s\n' "$id" "$kvm_why" "$verdict" >"$cache"
 	[ $verdict = yes ]
 }
 
@@ -123,11 +165,55 @@ if [ "$arch" = arm64 ]; then
 	ACCEL=tcg
 fi
 case $ACCEL in
-auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
-kvm) kvm_works || die "ACCEL=kvm: no usable KVM here (/dev/kvm missing, or a guest hangs under it); use ACCEL=tcg"
-	accel=kvm ;;
-tcg) accel=tcg ;;
+auto) if kvm_works; then accel=kvm why=$kvm_why; else accel=tcg why="KVM: $kvm_why"; fi ;;
+kvm) kvm_works || die "ACCEL=kvm: no usable KVM here ($kvm_why); use ACCEL=tcg"
+	accel=kvm why="ACCEL=kvm; $kvm_why" ;;
+tcg) accel=tcg why="ACCEL=tcg" ;;
 esac
+[ "$arch" != arm64 ] || why="an arm64 guest runs under TCG only here"
+
+# The plugin: built with cargo into $BUILD/tcg-plugin (incremental), then
+# loaded once by a QEMU without a machine. Either failing is one line, and
+# the guest boots without it (the report then has no counts).
+plugin=()
+if [ -n "$PLUGIN" ]; then
+	so=$BUILD/tcg-plugin/release/libtcg_bench.so
+	cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+	mkdir -p "$LOGS"
+	if ! CARGO_TARGET_DIR=$BUILD/tcg-plugin "$cargo" build --release --quiet \
+		--manifest-path "$TOP/scripts/bench/tcg-plugin/Cargo.toml" >"$LOGS/tcg-plugin.log" 2>&1; then
+		step "boot: PLUGIN=$PLUGIN: the tcg-bench plugin did not build ($LOGS/tcg-plugin.log); booting without it"
+		PLUGIN=
+	elif ! echo quit | timeout 30 qemu-system-x86_64 -machine none -display none -monitor stdio \
+		-plugin "$so" >"$run/plugin-probe.log" 2>&1; then
+		step "boot: PLUGIN=$PLUGIN: QEMU does not load the plugin ($(grep -m1 '^qemu-system' "$run/plugin-probe.log" | cut -c1-100)); booting without it"
+		PLUGIN=
+	fi
+fi
+if [ -n "$PLUGIN" ]; then
+	map=$(obj_dir "$CONFIG")/System.map
+	[ -f "$map" ] || die "PLUGIN=$PLUGIN: no $map"
+	cp "$map" "$run/symbols.map"
+	# The workloads' symbols, for the report (user text of one program at
+	# a time: they are all linked at the same address).
+	for b in "$BUILD"/initramfs/bench/*_bench; do
+		[ -x "$b" ] && nm "$b" >"$run/$(basename "$b").nm"
+	done
+	# shellcheck disable=SC2054 # commas of QEMU options
+	case $PLUGIN in
+	insn)
+		accel="tcg,thread=single"
+		plugin=(-icount "shift=${ICOUNT_SHIFT:-3}")
+		pmode=icount
+		;;
+	c2c)
+		accel="tcg,thread=multi"
+		pmode=c2c
+		;;
+	esac
+	plugin+=(-plugin "$so,mode=$pmode,count=tb,top=${PLUGIN_TOP:-12},symbols=$run/symbols.map,out=$run/plugin.txt,json=$run/plugin.json")
+	why+="; PLUGIN=$PLUGIN: the tcg-bench plugin, mode=$pmode$([ "$PLUGIN" != insn ] || echo ", -icount shift=${ICOUNT_SHIFT:-3}")"
+fi
 
 # no5lvl: 4-level paging. With LA57 (-cpu max) a KASAN kernel once reported a
 # wild-memory-access from an interrupt taken in identify_boot_cpu(), a stock
@@ -136,11 +222,14 @@ append="console=ttyS0 loglevel=5 panic=-1 no5lvl series.mode=$MODE"
 [ "$arch" = arm64 ] && append="console=ttyAMA0 loglevel=5 panic=-1 series.mode=$MODE"
 [ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
 [ -n "${BENCH:-}" ] && append+=" series.bench=$BENCH"
+[ -n "$PLUGIN" ] && append+=" nokaslr series.count=$PLUGIN"
+[ -n "${WORKLOADS:-}" ] && append+=" series.workloads=$WORKLOADS"
 # A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
 # has one (CONFIG_DMA_CMA).
 grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"
-echo "$([ "$arch" = x86_64 ] || echo "arch=$arch ")accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE" >"$run/guest.txt"
-step "boot: $CONFIG kernel, $MODE, $accel, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
+echo "$([ "$arch" = x86_64 ] || echo "arch=$arch ")accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE$([ -z "$PLUGIN" ] || echo " plugin=$PLUGIN")" >"$run/guest.txt"
+step "boot: accelerator $accel ($why)"
+step "boot: $CONFIG kernel, $MODE, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
 
 qemu_cmdline "$accel"
 # The results: the second serial port (x86: ttyS1); on arm64's virt machine,
@@ -156,7 +245,7 @@ if [ "$MODE" = shell ]; then
 	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial mon:stdio \
 		"${results[@]}" -append "$append" || rc=$?
 else
-	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial "file:$run/console.log" \
+	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" "${plugin[@]}" -serial "file:$run/console.log" \
 		"${results[@]}" -append "$append" </dev/null || rc=$?
 fi
 echo "$rc" >"$run/qemu.rc"

@@ -15,8 +15,10 @@ PACKAGES=(
 	gcc libc6-dev libcap-dev libnuma-dev liburing-dev
 	# Series.
 	git perl python3-ply
-	# Bench: plots, and mkfs.xfs for the guest's XFS.
-	python3-matplotlib xfsprogs
+	# Bench: plots, and mkfs.xfs for the guest's XFS; qemu-x86_64 for the
+	# tests of the tcg-bench plugin (make plugin-test; the plugin itself
+	# is built with cargo, which the bindgen-cli step below needs too).
+	python3-matplotlib xfsprogs qemu-user
 	# Host checks (make host-check, part of make check).
 	python3-pytest shellcheck
 )

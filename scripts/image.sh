@@ -43,12 +43,14 @@ cp "$TOP/scripts/guest/demo" "$root/demo"
 find "$kst" -maxdepth 1 -type f -executable -exec cp {} "$root/kselftest/mm/" \;
 cp "$kst"/*.sh "$root/kselftest/mm/" 2>/dev/null || true
 
-# The bench workloads (`make bench`).
+# The bench workloads (`make bench`), with the tcg-bench plugin's markers
+# (NOPs; `make bench COUNT=insn|c2c` counts between them).
 mkdir -p "$root/bench"
-"$cc" -static -O2 -Wall -Werror -o "$root/bench/deferred_split_bench" \
+marker=(-I "$TOP/scripts/bench/tcg-plugin/include")
+"$cc" -static -O2 -Wall -Werror "${marker[@]}" -o "$root/bench/deferred_split_bench" \
 	"$TOP/scripts/bench/deferred_split_bench.c" -lpthread ||
 	die "cannot build scripts/bench/deferred_split_bench.c"
-"$cc" -static -O2 -Wall -Werror -o "$root/bench/read_bench" \
+"$cc" -static -O2 -Wall -Werror "${marker[@]}" -o "$root/bench/read_bench" \
 	"$TOP/scripts/bench/read_bench.c" -lpthread ||
 	die "cannot build scripts/bench/read_bench.c"
 # mkfs.xfs (xfsprogs) for the XFS of the read benchmarks: dynamically

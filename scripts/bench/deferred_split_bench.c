@@ -14,7 +14,13 @@
  *            the first finds the folio already queued.
  *
  * Usage: deferred_split_bench free|partial THREADS ROUNDS SIZE_MB [PIECES]
- * Prints one JSON object: elapsed wall and system seconds.
+ * Prints one JSON object: elapsed wall and system seconds, and "ops", the
+ * folios freed (THREADS * ROUNDS * SIZE / folio size).
+ *
+ * Markers for the tcg-bench QEMU plugin (`make bench COUNT=insn|c2c`,
+ * tcg_marker.h): a region from the first thread's creation to the last
+ * join, and op markers for the folios each munmap() freed. Each is an
+ * 8-byte NOP: without the plugin it costs nothing measurable.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,6 +31,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tcg_marker.h"
 
 #define PMD_SIZE	(2UL << 20)
 #define MTHP_SIZE	(16UL << 10)
@@ -54,6 +62,15 @@ static void *map_aligned(size_t len)
 	return aligned;
 }
 
+/* Op markers for @n folios: batches of 1024, then one by one. */
+static void ops_freed(size_t n)
+{
+	for (; n >= 1024; n -= 1024)
+		TCG_BENCH_OPS(1024);
+	for (; n; n--)
+		TCG_BENCH_OP();
+}
+
 static void *worker(void *arg)
 {
 	size_t folio = partial ? PMD_SIZE : MTHP_SIZE;
@@ -76,6 +93,7 @@ static void *worker(void *arg)
 					page_size, MADV_DONTNEED);
 		}
 		munmap(p, size);
+		ops_freed(size / folio);
 	}
 	return NULL;
 }
@@ -111,15 +129,17 @@ int main(int argc, char **argv)
 	}
 	tids = calloc(threads, sizeof(*tids));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	TCG_BENCH_START();
 	for (i = 0; i < threads; i++)
 		pthread_create(&tids[i], NULL, worker, NULL);
 	for (i = 0; i < threads; i++)
 		pthread_join(tids[i], NULL);
+	TCG_BENCH_STOP();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("{\"workload\": \"%s\", \"threads\": %d, \"rounds\": %d, \"size_mb\": %zu, "
-	       "\"wall_s\": %.3f, \"sys_s\": %.3f}\n", argv[1], threads, rounds,
+	       "\"wall_s\": %.3f, \"sys_s\": %.3f, \"ops\": %zu}\n", argv[1], threads, rounds,
 	       size >> 20, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       seconds(ru.ru_stime));
+	       seconds(ru.ru_stime), threads * rounds * (size / (partial ? PMD_SIZE : MTHP_SIZE)));
 	return 0;
 }

@@ -32,6 +32,16 @@
  *                                folios after it.
  *
  * Prints one JSON object.
+ *
+ * RB_OPS=N in the environment (`make bench COUNT=...`): the same work in a
+ * fixed amount, not for SECONDS: small, large and refault stop after N
+ * reads per thread, dontneed after the pass in which N is reached.
+ *
+ * Markers for the tcg-bench QEMU plugin (`make bench COUNT=insn|c2c`,
+ * tcg_marker.h): a region from the release of the threads to their last
+ * join, one op marker per operation counted in "ops" (a read; for seq a
+ * 1 MiB read). Each is an 8-byte NOP: without the plugin it costs nothing
+ * measurable beside a system call.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -47,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tcg_marker.h"
+
 #define PAGE		4096L
 
 static const char *path;
@@ -54,6 +66,7 @@ static int nr_threads;
 static double seconds;
 static long rounds;
 static off_t file_size;
+static long max_ops;
 static atomic_bool stop;
 static pthread_barrier_t start;
 
@@ -87,6 +100,13 @@ struct worker {
 	long bytes;
 };
 
+/* Go on: not stopped, and (RB_OPS) fewer than max_ops done. */
+static bool more(const struct worker *w)
+{
+	return !atomic_load_explicit(&stop, memory_order_relaxed) &&
+	       (!max_ops || w->ops < max_ops);
+}
+
 /* One pread() of @len at @off, from its own fd, until stopped. */
 static void fixed_reads(struct worker *w, size_t len, off_t off)
 {
@@ -94,9 +114,10 @@ static void fixed_reads(struct worker *w, size_t len, off_t off)
 	int fd = open_file();
 
 	pthread_barrier_wait(&start);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (more(w)) {
 		if (pread(fd, buf, len, off) != (ssize_t)len)
 			die("pread");
+		TCG_BENCH_OP();
 		w->ops++;
 		w->bytes += len;
 	}
@@ -132,6 +153,7 @@ static void *seq(void *arg)
 			n = pread(fd, buf, len, off);
 			if (n <= 0)
 				die("pread");
+			TCG_BENCH_OP();
 			w->ops++;
 			w->bytes += n;
 		}
@@ -149,10 +171,11 @@ static void *dontneed(void *arg)
 	off_t off;
 
 	pthread_barrier_wait(&start);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (more(w)) {
 		for (off = 0; off < file_size; off += PAGE) {
 			if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
 				die("pread");
+			TCG_BENCH_OP();
 			w->ops++;
 			w->bytes += PAGE;
 		}
@@ -173,10 +196,11 @@ static void *refault(void *arg)
 	if (span < PAGE)
 		die("refault: file too small for the threads");
 	pthread_barrier_wait(&start);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (more(w)) {
 		if (pread(fd, buf, PAGE, base + off) != PAGE)
 			die("pread");
 		posix_fadvise(fd, base + off, PAGE, POSIX_FADV_DONTNEED);
+		TCG_BENCH_OP();
 		w->ops++;
 		w->bytes += PAGE;
 		off = (off + PAGE) % span;
@@ -317,6 +341,8 @@ int main(int argc, char **argv)
 		seconds = atof(argv[4]);
 	if (nr_threads < 1 || (fn == seq ? rounds < 1 : seconds <= 0))
 		return fprintf(stderr, "bad THREADS or SECONDS/ROUNDS\n"), 2;
+	if (getenv("RB_OPS"))
+		max_ops = atol(getenv("RB_OPS"));
 
 	fd = open_file();
 	if (fstat(fd, &st))
@@ -333,9 +359,10 @@ int main(int argc, char **argv)
 		if (pthread_create(&w[i].thread, NULL, fn, &w[i]))
 			die("pthread_create");
 	}
+	TCG_BENCH_START();
 	pthread_barrier_wait(&start);
 	t0 = now();
-	if (fn != seq) {
+	if (fn != seq && !max_ops) {
 		usleep(seconds * 1e6);
 		atomic_store(&stop, true);
 	}
@@ -344,6 +371,7 @@ int main(int argc, char **argv)
 		ops += w[i].ops;
 		bytes += w[i].bytes;
 	}
+	TCG_BENCH_STOP();
 	t = now() - t0;
 	printf("{\"threads\": %d, \"seconds\": %.3f, \"ops\": %ld, \"ops_per_s\": %.0f, \"mib_per_s\": %.1f}\n",
 	       nr_threads, t, ops, ops / t, bytes / t / (1 << 20));

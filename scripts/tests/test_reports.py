@@ -1,5 +1,6 @@
 """The report and mail scripts: cover_letter.py, mail_plan.py (make series)
-and bench_report.py, bench_reads_report.py, bench_page.sh (make bench).
+and bench_report.py, bench_reads_report.py, bench_count_report.py, bench_page.sh
+(make bench).
 
 The bench fixtures (fixtures/bench/{base,series}.txt) are guest results in
 the format scripts/guest/bench and scripts/guest/bench-reads write; the
@@ -232,3 +233,60 @@ def test_bench_page_errors(tmp_path, halves, error):
     p = bench_page(tmp_path, *halves)
     assert p.returncode != 0 and error in p.stderr
     assert (tmp_path / "page.md").read_text() == "unchanged\n"
+
+
+# bench_count_report.py (make bench COUNT=insn|c2c)
+
+def _count_run(d, recs, regions, nm=""):
+    d.mkdir()
+    lines = ["@@@ begin bench reads"]
+    for r in recs:
+        lines.append(json.dumps({"bench": "count", **r}))
+    (d / "results.txt").write_text("\n".join(lines) + "\n")
+    (d / "plugin.json").write_text("".join(json.dumps(g) + "\n" for g in regions))
+    (d / "read_bench.nm").write_text(nm)
+    (d / "guest.txt").write_text("accel=tcg smp=1\n")
+
+
+def _region(ops, user, kernel, top=()):
+    return {"complete": True, "ops": ops, "user": user, "kernel": kernel, "insns": user + kernel,
+            "transfers": sum(t["transfers"] for t in top), "top": list(top)}
+
+
+def test_bench_count_report_insn(tmp_path):
+    rec = lambda mode, rnd, ops: {"workload": "small", "fs": "tmpfs", "mode": mode, "round": rnd,
+                                  "threads": 1, "pfn": 5, "result": {"ops": ops}}
+    _count_run(tmp_path / "base-insn", [rec("base", i, 1000) for i in (1, 2, 3)],
+               [_region(1000, 70000, 1000000 + i) for i in (0, 1, 2)])
+    # An extra region (a run that printed nothing) is skipped by its op count.
+    _count_run(tmp_path / "series-insn",
+               [rec("on", 1, 1000), rec("off", 1, 1000), rec("on", 2, 1000), rec("off", 2, 1000)],
+               [_region(1000, 70000, 800000), _region(7, 1, 1), _region(1000, 70000, 1000000),
+                _region(1000, 70000, 810000), _region(1000, 70000, 1000000)])
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "base-insn", tmp_path / "series-insn")
+    assert r.returncode == 0, r.stderr
+    row = [l for l in r.stdout.splitlines() if l.startswith("| small")][0]
+    assert "70.0 / 1,000.0" in row and "70.0 / 805.0" in row
+    assert "on 0.805x" in row and "off 1.000x" in row
+    assert "on 1.14% (2) **> 0.5%**" in row and "base 0.00% (3)" in row
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert [run["paired"] for run in data["runs"]] == [3, 4]
+
+
+def test_bench_count_report_c2c(tmp_path):
+    folio = {"addr": "0x1000", "vaddr": hex(0xFFFFEA0000000000 + 5 * 64), "transfers": 2000,
+             "read_transfers": 1000, "what": "struct page pfn 0x5 (folio if head) [_refcount]",
+             "pcs": [{"pc": "0xffffffff81000010", "sym": "folio_try_get+0x10", "transfers": 2000}],
+             "other_pcs": 0}
+    user = {"addr": "0x2000", "vaddr": "0x4c0040", "transfers": 10, "read_transfers": 5,
+            "what": "user data, pfn 0x2", "pcs": [{"pc": "0x401010", "sym": "", "transfers": 10}],
+            "other_pcs": 0}
+    rec = {"workload": "small", "fs": "ext4", "mode": "base", "round": 1, "threads": 2, "pfn": 5,
+           "result": {"ops": 1000}}
+    _count_run(tmp_path / "base-c2c-2", [rec], [_region(1000, 1, 1, [folio, user])],
+               nm="0000000000401000 T small\n00000000004c0040 B stop\n")
+    r = script("bench_count_report.py", tmp_path / "count-c2c", tmp_path / "base-c2c-2")
+    assert r.returncode == 0, r.stderr
+    assert "| small | ext4 | 16-byte read | 2.010 / 2.000 / 2.000 |" in r.stdout
+    assert "folio_try_get+0x10 (2000)" in r.stdout
+    assert "stop+0x0 (user data, pfn 0x2)" in r.stdout and "small+0x10 (10)" in r.stdout

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""The report of `make bench COUNT=insn|c2c`: the tcg-bench plugin's regions
+(plugin.json, one line per region) paired with the guest's runs (the
+"bench": "count" lines of results.txt, in the same order), as tables of
+base, series with the lockless reads off, and series with them on.
+
+Usage: bench_count_report.py OUT_PREFIX RUN_DIR...
+
+Each RUN_DIR is a copy of a boot's run directory (results.txt,
+plugin.json, guest.txt, <program>.nm) named <variant>-<count>[-<vcpus>]:
+base-insn, series-insn, base-c2c-2, series-c2c-4, ...
+
+insn: instructions per operation, user and kernel, summed over all vCPUs
+(interrupts, softirqs and the work other vCPUs do for the runs included),
+the median of the rounds and their spread ((max - min) / median of the
+total), flagged above 0.5%. c2c: cache-line transfers per operation, those
+on the hot folio's struct page lines, and the lines that moved most with
+the instructions that moved them. Writes OUT_PREFIX.md and OUT_PREFIX.json,
+prints the tables.
+"""
+
+import bisect
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+SPREAD_LIMIT = 0.5  # percent
+USER_TOP = 1 << 47
+VMEMMAP = 0xFFFFEA0000000000
+UNITS = {
+    "small": "16-byte read",
+    "large": "64K read",
+    "seq": "1 MiB read (cold)",
+    "dontneed": "16-byte read, 1 pass + drop",
+    "refault": "4K read + drop",
+    "free": "16K folio freed",
+    "partial": "PMD folio freed",
+}
+ORDER = ["small", "large", "seq", "dontneed", "refault", "free", "partial"]
+PROGRAM = {"free": "deferred_split_bench", "partial": "deferred_split_bench"}
+
+
+class NmSymbols:
+    """User text and data symbols of a workload program (nm output)."""
+
+    def __init__(self, path):
+        self.text, self.data = [], []
+        if path.exists():
+            for line in path.read_text().splitlines():
+                f = line.split()
+                if len(f) != 3:
+                    continue
+                try:
+                    addr = int(f[0], 16)
+                except ValueError:
+                    continue
+                (self.text if f[1] in "tTwW" else self.data if f[1] in "dDbBrR" else []).append((addr, f[2]))
+        self.text.sort()
+        self.data.sort()
+
+    @staticmethod
+    def _find(syms, addr):
+        i = bisect.bisect_right(syms, (addr, "\uffff"))
+        if i == 0:
+            return ""
+        base, name = syms[i - 1]
+        return f"{name}+{addr - base:#x}"
+
+    def sym(self, addr):
+        return self._find(self.text, addr)
+
+    def data_sym(self, addr):
+        return self._find(self.data, addr)
+
+
+def count_records(results):
+    """The guest's "bench": "count" lines, in order."""
+    out = []
+    for line in results.read_text(errors="replace").splitlines():
+        if not line.startswith('{"bench": "count"'):
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            out.append({"bench": "count", "broken": line})
+    return out
+
+
+def regions(path):
+    out = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def pair(records, regs):
+    """Pairs each record with the next region whose op count is the run's
+    ("ops" of its result), skipping regions in between (a run that left no
+    record); a record without a match stays unpaired."""
+    j = 0
+    for r in records:
+        ops = (r.get("result") or {}).get("ops") if isinstance(r.get("result"), dict) else None
+        for k in range(j, min(j + 4, len(regs))):
+            if ops is not None and regs[k].get("ops") == ops and regs[k].get("complete"):
+                r["region"] = regs[k]
+                j = k + 1
+                break
+    return records
+
+
+def column(variant, mode):
+    return variant if variant == "base" or mode not in ("on", "off") else f"{variant}-{mode}"
+
+
+def load(run_dirs):
+    runs = []
+    for d in map(Path, run_dirs):
+        m = re.match(r"^(base|series)-(insn|c2c)(?:-(\d+))?$", d.name)
+        if not m:
+            sys.exit(f"bench_count_report: {d}: not <variant>-<count>[-<vcpus>]")
+        variant, count, vcpus = m.group(1), m.group(2), m.group(3)
+        recs = pair(count_records(d / "results.txt"), regions(d / "plugin.json"))
+        nm = {p: NmSymbols(d / f"{p}.nm") for p in ("read_bench", "deferred_split_bench")}
+        guest = (d / "guest.txt").read_text().strip() if (d / "guest.txt").exists() else ""
+        runs.append(dict(dir=d, variant=variant, count=count, vcpus=vcpus, records=recs, nm=nm, guest=guest))
+    return runs
+
+
+def fmt(v, digits=1):
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def insn_tables(runs):
+    cells = {}  # (workload, fs) -> column -> [(user/op, kernel/op)]
+    unpaired = 0
+    for run in runs:
+        for r in run["records"]:
+            reg = r.get("region")
+            if not reg:
+                unpaired += 1
+                continue
+            ops = reg["ops"]
+            key = (r["workload"], r["fs"])
+            cells.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
+                (reg["user"] / ops, reg["kernel"] / ops))
+    rows, data = [], []
+    cols = ["base", "series-off", "series-on", "series"]
+    keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
+    used = [c for c in cols if any(c in cells[k] for k in keys)]
+    head = "| workload | fs | per | " + " | ".join(f"{c} user / kernel" for c in used)
+    head += " | kernel, series/base | spread of the rounds |"
+    rows += [head, "|" + "---|" * (head.count("|") - 1)]
+    for k in keys:
+        line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
+        med, worst, spreads = {}, 0.0, []
+        entry = {"workload": k[0], "fs": k[1], "unit": UNITS.get(k[0], "op"), "columns": {}}
+        for c in used:
+            v = cells[k].get(c)
+            if not v:
+                line += " - |"
+                continue
+            u = statistics.median(x[0] for x in v)
+            kk = statistics.median(x[1] for x in v)
+            tot = [x[0] + x[1] for x in v]
+            spread = (max(tot) - min(tot)) / statistics.median(tot) * 100 if len(tot) > 1 else None
+            worst = max(worst, spread or 0.0)
+            if spread is not None:
+                flag = " **> 0.5%**" if spread > SPREAD_LIMIT else ""
+                spreads.append(f"{c.replace('series-', '')} {spread:.2f}% ({len(v)}){flag}")
+            med[c] = kk
+            entry["columns"][c] = dict(user_per_op=u, kernel_per_op=kk, rounds=len(v),
+                                       totals_per_op=tot, spread_pct=spread)
+            line += f" {fmt(u)} / {fmt(kk)} |"
+        ratios = []
+        for c in ("series-off", "series-on", "series"):
+            if c in med and "base" in med and med["base"]:
+                ratios.append(f"{c.replace('series-', '')} {med[c] / med['base']:.3f}x")
+        line += f" {', '.join(ratios) or '-'} |"
+        line += f" {', '.join(spreads) or '-'} |"
+        entry["worst_spread_pct"] = worst
+        rows.append(line)
+        data.append(entry)
+    return rows, data, unpaired
+
+
+def describe_line(line, nm):
+    """The plugin's description of a line, with user data named from the
+    workload's nm."""
+    what = line.get("what", "")
+    vaddr = int(line.get("vaddr", "0x0"), 16)
+    if vaddr < USER_TOP:
+        s = nm.data_sym(vaddr)
+        if s:
+            what = f"{s} ({what})"
+    return what
+
+
+def pcs(line, nm):
+    out = []
+    for p in line.get("pcs", []):
+        pc = int(p["pc"], 16)
+        sym = p.get("sym") or (nm.sym(pc) if pc < USER_TOP else "") or p["pc"]
+        out.append(f"{sym} ({p['transfers']})")
+    if line.get("other_pcs"):
+        out.append(f"other ({line['other_pcs']})")
+    return ", ".join(out)
+
+
+def folio_pfn(line):
+    vaddr = int(line.get("vaddr", "0x0"), 16)
+    if 0 <= vaddr - VMEMMAP < 1 << 40:
+        return (vaddr - VMEMMAP) // 64
+    return None
+
+
+def c2c_tables(runs, top_n=6):
+    rows, data, unpaired = [], [], 0
+    by_vcpus = {}
+    for run in runs:
+        by_vcpus.setdefault(run["vcpus"] or "?", []).append(run)
+    for vcpus in sorted(by_vcpus):
+        cells, tops = {}, {}
+        for run in by_vcpus[vcpus]:
+            for r in run["records"]:
+                reg = r.get("region")
+                if not reg:
+                    unpaired += 1
+                    continue
+                ops = reg["ops"]
+                nm = run["nm"][PROGRAM.get(r["workload"], "read_bench")]
+                pfn = r.get("pfn")
+                folio = sum(t["transfers"] for t in reg.get("top", [])
+                            if pfn is not None and folio_pfn(t) is not None and 0 <= folio_pfn(t) - pfn < 4)
+                pages = sum(t["transfers"] for t in reg.get("top", []) if folio_pfn(t) is not None)
+                key = (r["workload"], r["fs"])
+                col = column(run["variant"], r["mode"])
+                cells.setdefault(key, {}).setdefault(col, []).append(
+                    dict(transfers=reg["transfers"] / ops, folio=folio / ops, pages=pages / ops,
+                         insns=reg["insns"] / ops, threads=r.get("threads"), pfn=pfn))
+                tops.setdefault(key, {})[col] = [
+                    dict(per_op=t["transfers"] / ops, what=describe_line(t, nm), pcs=pcs(t, nm),
+                         reads=t.get("read_transfers"), addr=t.get("addr"), vaddr=t.get("vaddr"))
+                    for t in reg.get("top", [])[:top_n]]
+        keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
+        cols = [c for c in ("base", "series-off", "series-on", "series") if any(c in cells[k] for k in keys)]
+        rows += ["", f"**{vcpus} vCPUs** (MTTCG), transfers per operation: all lines / the hot folio's"
+                 " struct page lines (head pfn + 0..3) / any struct page line in the top list", ""]
+        head = "| workload | fs | per | " + " | ".join(cols) + " |"
+        rows += [head, "|" + "---|" * (head.count("|") - 1)]
+        for k in keys:
+            line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
+            entry = {"vcpus": vcpus, "workload": k[0], "fs": k[1], "columns": {}, "top": tops[k]}
+            for c in cols:
+                v = cells[k].get(c)
+                if not v:
+                    line += " - |"
+                    continue
+                m = {f: statistics.median(x[f] for x in v) for f in ("transfers", "folio", "pages", "insns")}
+                entry["columns"][c] = m
+                line += f" {m['transfers']:.3f} / {m['folio']:.3f} / {m['pages']:.3f} |"
+            rows.append(line)
+            data.append(entry)
+        rows += ["", f"Top lines, {vcpus} vCPUs (transfers per op; what; instructions (transfers)):", ""]
+        for k in keys:
+            for c in cols:
+                t = tops[k].get(c)
+                if not t:
+                    continue
+                rows += [f"- {k[0]} {k[1]}, {c}:", ""]
+                rows += ["  | per op | line | moved by |", "  |---:|---|---|"]
+                rows += [f"  | {x['per_op']:.3f} | {x['what']} | {x['pcs']} |" for x in t]
+                rows.append("")
+    return rows, data, unpaired
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    prefix = Path(sys.argv[1])
+    runs = load(sys.argv[2:])
+    counts = {r["count"] for r in runs}
+    md, js = [], {"runs": [dict(dir=str(r["dir"]), guest=r["guest"], records=len(r["records"]),
+                                 paired=sum(1 for x in r["records"] if "region" in x)) for r in runs]}
+    for run in runs:
+        if not any("region" in x for x in run["records"]):
+            md.append(f"No counts from {run['dir'].name}: the plugin wrote no region that matches a run"
+                      " (did it load? see the boot's output).")
+    if "insn" in counts:
+        rows, data, unpaired = insn_tables([r for r in runs if r["count"] == "insn"])
+        md += ["Instructions per operation (all vCPUs, user / kernel; median of the rounds), `-icount`:", ""]
+        md += rows
+        if unpaired:
+            md += ["", f"{unpaired} runs had no matching plugin region (left out)."]
+        js["insn"] = data
+    if "c2c" in counts:
+        rows, data, unpaired = c2c_tables([r for r in runs if r["count"] == "c2c"])
+        md += rows
+        if unpaired:
+            md += ["", f"{unpaired} runs had no matching plugin region (left out)."]
+        js["c2c"] = data
+    text = "\n".join(md) + "\n"
+    prefix.with_suffix(".md").write_text(text)
+    prefix.with_suffix(".json").write_text(json.dumps(js, indent=1) + "\n")
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()
