@@ -136,15 +136,19 @@ def fmt(v, digits=1):
     return "-" if v is None else f"{v:,.{digits}f}"
 
 
+def paired(run):
+    """The records of `run` paired with a plugin region, with their region."""
+    return [(r, r["region"]) for r in run["records"] if r.get("region")]
+
+
+def count_unpaired(runs):
+    return sum(1 for run in runs for r in run["records"] if not r.get("region"))
+
+
 def insn_tables(runs):
     cells = {}  # (workload, fs) -> column -> [(user/op, kernel/op)]
-    unpaired = 0
     for run in runs:
-        for r in run["records"]:
-            reg = r.get("region")
-            if not reg:
-                unpaired += 1
-                continue
+        for r, reg in paired(run):
             ops = reg["ops"]
             key = (r["workload"], r["fs"])
             cells.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
@@ -186,7 +190,7 @@ def insn_tables(runs):
         entry["worst_spread_pct"] = worst
         rows.append(line)
         data.append(entry)
-    return rows, data, unpaired
+    return rows, data, count_unpaired(runs)
 
 
 def describe_line(line, nm):
@@ -220,18 +224,14 @@ def folio_pfn(line):
 
 
 def c2c_tables(runs, top_n=6):
-    rows, data, unpaired = [], [], 0
+    rows, data = [], []
     by_vcpus = {}
     for run in runs:
         by_vcpus.setdefault(run["vcpus"] or "?", []).append(run)
     for vcpus in sorted(by_vcpus):
         cells, tops = {}, {}
         for run in by_vcpus[vcpus]:
-            for r in run["records"]:
-                reg = r.get("region")
-                if not reg:
-                    unpaired += 1
-                    continue
+            for r, reg in paired(run):
                 ops = reg["ops"]
                 nm = run["nm"][PROGRAM.get(r["workload"], "read_bench")]
                 pfn = r.get("pfn")
@@ -276,7 +276,7 @@ def c2c_tables(runs, top_n=6):
                 rows += ["  | per op | line | moved by |", "  |---:|---|---|"]
                 rows += [f"  | {x['per_op']:.3f} | {x['what']} | {x['pcs']} |" for x in t]
                 rows.append("")
-    return rows, data, unpaired
+    return rows, data, count_unpaired(runs)
 
 
 def main():
