@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make host-check`: the harness tested on the host, in seconds, without a
 # kernel or a guest: pytest over scripts/tests/test_*.py (results.py, the
-# report and mail scripts, boot.sh's failure paths), and every shell script
-# of scripts/, scripts/guest/ and scripts/bench/ through shellcheck.
+# report and mail scripts, boot.sh's failure paths), every shell script
+# of scripts/, scripts/guest/ and scripts/bench/ through shellcheck, and
+# the series' Rust through rustfmt --check.
 # Writes $BUILD/host-check/results.tap (TAP 13, one line per test; `make
 # check` counts it in its closing line), prints it, and last "N passed, N
 # failed"; exits 1 if anything failed. --brief: only the failures and the
@@ -23,6 +24,7 @@ rm -rf "$out" && mkdir -p "$out"
 # whatever python3 comes first in PATH (a pyenv shim, say).
 py=/usr/bin/python3
 need shellcheck
+[ -x /usr/bin/rustfmt ] || die "no /usr/bin/rustfmt (rustfmt-web); run 'make deps' first"
 "$py" -c 'import pytest' 2>/dev/null || die "no pytest for $py; run 'make deps' first"
 
 # A test of the check path runs `make check` (minus the kernel), which runs
@@ -48,6 +50,19 @@ for f in "$TOP"/scripts/*.sh "$TOP"/scripts/guest/* "$TOP"/scripts/bench/*; do
 	echo "$rc $name" >>"$out/shellcheck.txt"
 done
 
+# rustfmt over the series' Rust, as the kernel's `make rustfmtcheck` runs it
+# (Debian's rustfmt of rustc-web, with the options of the kernel's
+# .rustfmt.toml): one result per file, without a kernel tree.
+: >"$out/rustfmt.txt"
+for f in "$TOP"/rust/kernel/mm/*.rs "$TOP"/mm/*.rs; do
+	[ -f "$f" ] || continue
+	name=${f#"$TOP"/}
+	rc=0
+	/usr/bin/rustfmt --check --color never --edition 2021 --config newline_style=Unix "$f" \
+		>"$out/rustfmt-${name//\//_}.log" 2>&1 || rc=$?
+	echo "$rc $name" >>"$out/rustfmt.txt"
+done
+
 # The compile_fail examples of the series' Rust (scripts/rust_compile_fail.py),
 # against the kernel crate of CONFIG's build: in `make check`, the kernel just
 # built; without a Rust build, one skipped result.
@@ -57,7 +72,7 @@ if [ -f "$obj/rust/.doctests_kernel_generated.o.cmd" ]; then
 		>"$out/compile_fail.ktap" 2>&1 || true
 fi
 
-# One TAP file of all three.
+# One TAP file of them all.
 "$py" - "$out" >"$tap.new" <<'EOF'
 import re
 import sys
@@ -88,6 +103,10 @@ for line in (out / "shellcheck.txt").read_text().splitlines():
     rc, script = line.split(" ", 1)
     log = out / f"shellcheck-{script.replace('/', '_')}.log"
     results.append((rc == "0", f"shellcheck {script}", "", log.read_text()))
+for line in (out / "rustfmt.txt").read_text().splitlines():
+    rc, source = line.split(" ", 1)
+    log = out / f"rustfmt-{source.replace('/', '_')}.log"
+    results.append((rc == "0", f"rustfmt {source}", "", log.read_text()))
 cf = out / "compile_fail.ktap"
 if not cf.exists():
     results.append((True, "rust compile_fail", " # SKIP no Rust kernel built for this CONFIG", ""))
