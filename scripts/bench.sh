@@ -16,7 +16,9 @@
 # C2C_VCPUS vCPUs (2 and 4), one thread per vCPU. Results:
 # build/bench/count/<variant>-<count>[-<vcpus>]/ (the runs) and
 # build/bench/count-<count>.{md,json} (scripts/bench_count_report.py), and
-# their section of scripts/bench/results.md.
+# their section of scripts/bench/results.md. Once both count-insn.json and
+# count-c2c.json are there, the model of scripts/bench_model.py projects
+# them onto the seed's machine: build/bench/model.{md,json} and its section.
 set -euo pipefail
 llvm_asked=${LLVM_VERSION:-}
 . "$(dirname "$0")/lib.sh"
@@ -70,7 +72,15 @@ for variant in base series; do
 done
 if [ -n "$COUNT" ]; then
 	/usr/bin/python3 "$TOP/scripts/bench_count_report.py" "$out/count-$COUNT" "${runs[@]}"
-	"$TOP/scripts/bench_page.sh" "count-$COUNT"
+	halves=("count-$COUNT")
+	if [ -f "$out/count-insn.json" ] && [ -f "$out/count-c2c.json" ]; then
+		if /usr/bin/python3 "$TOP/scripts/bench_model.py" "$out/count-insn.json" "$out/count-c2c.json" "$out/model"; then
+			halves+=(model)
+		else
+			step "bench: no model from these counts (above); the page keeps its model section"
+		fi
+	fi
+	"$TOP/scripts/bench_page.sh" "${halves[@]}"
 	exit 0
 fi
 if [ "$BENCH" != reads ]; then
