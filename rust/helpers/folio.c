@@ -77,13 +77,15 @@ __rust_helper struct list_head *rust_helper_folio_deferred_list(struct folio *fo
 	return &folio->_deferred_list;
 }
 
-/*
- * Whether the folio's deferred split link is empty, read without the lock: it may race with
- * the plain stores of list_add(), list_del_init() and the list_splice_init() of memcg
- * reparenting, which Rust cannot mark as the data race it tolerates.
- */
+/* Whether the folio's deferred split link is empty, read without the lock. */
 __rust_helper bool rust_helper_folio_deferred_list_empty_racy(struct folio *folio)
 {
+	/*
+	 * Races with the plain stores of list_add(), list_del_init() and the
+	 * list_splice_init() of memcg reparenting, which Rust cannot mark as
+	 * the data race it tolerates: none of them changes whether the link is
+	 * empty except under the sublist's lock.
+	 */
 	return data_race(list_empty(&folio->_deferred_list));
 }
 #endif

@@ -653,8 +653,7 @@ int main(int argc, char **argv)
 	atomic_store(&stop, true);
 	for (i = 0; i <= nr_threads; i++)
 		pthread_join(threads[i], NULL);
-	ksft_print_msg("waiting for a grace period under pressure: peak %ld pages (%ld KiB), "
-		       "mean %ld pages, %ld samples\n",
+	ksft_print_msg("waiting under pressure: peak %ld pages (%ld KiB), mean %ld, %ld samples\n",
 		       waiting_peak, waiting_peak * (long)(STRIDE / 1024),
 		       waiting_samples ? waiting_sum / waiting_samples : 0, waiting_samples);
 
