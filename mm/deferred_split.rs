@@ -67,15 +67,11 @@ pub unsafe fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecU
     // Most freed batches have nothing queued: look for the first folio that is without taking
     // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
     let mut folios = batch.iter();
-    loop {
-        let Some(folio) = folios.next() else {
-            return 0;
-        };
-        if may_be_queued(folio) {
-            // SAFETY: The caller guarantees that the folios are charged.
-            return unsafe { unqueue_from(deferred_split_lru(), folio, folios, unlocked) };
-        }
-    }
+    let Some(first) = folios.find(|folio| may_be_queued(folio)) else {
+        return 0;
+    };
+    // SAFETY: The caller guarantees that the folios are charged.
+    unsafe { unqueue_from(deferred_split_lru(), first, folios, unlocked) }
 }
 
 /// Returns whether `folio`, whose reference count is zero, may be on the deferred split queue.
@@ -102,9 +98,9 @@ unsafe fn unqueue_from<'a>(
     _unlocked: &LruvecUnlocked,
 ) -> usize {
     let mut unqueued = 0;
-    // Keeps each folio's memcg alive while its sublist is locked, as C does. Declared before
-    // `locked`, so it is dropped after it.
-    let mut rcu: Option<rcu::Guard> = None;
+    // Keeps each folio's memcg alive while its sublist is locked, as C does: the guards borrow
+    // the memcgs from it. `first` may be queued, so it is always needed.
+    let rcu = rcu::read_lock();
     let mut locked: Option<ListLruGuard<'_>> = None;
 
     // `Iterator::` as the prelude's `Init` has a `chain()` too.
@@ -116,21 +112,20 @@ unsafe fn unqueue_from<'a>(
         warn_on!(!mem_cgroup_disabled() && !folio.memcg_charged());
 
         let nid = folio.nid();
-        let rcu = rcu.get_or_insert_with(rcu::read_lock);
         // SAFETY: With a reference count of zero we hold the folio exclusively, which keeps
         // its objcg binding stable (`folio_memcg()`'s rules); the memcg that objcg maps to may
         // be reparented meanwhile, which `lock()` handles as C does, by locking the
         // nearest live ancestor's sublist, where reparenting moved the folio. We are under
         // `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after every
         // guard. The folio is a large rmappable one, not slab.
-        let memcg = unsafe { folio.memcg(rcu) };
+        let memcg = unsafe { folio.memcg(&rcu) };
         let guard = match locked.take() {
             Some(guard) if guard.is_for(nid, memcg) => guard,
             previous => {
                 drop(previous);
-                // SAFETY: `nid` is the folio's node and `memcg` is alive (see above); the
-                // deferred split list_lru has the sublists of the folio's memcg, allocated
-                // when the folio was charged (`folio_memcg_alloc_deferred()`).
+                // SAFETY: `nid` is the folio's node; the deferred split list_lru has the
+                // sublists of the folio's memcg, allocated when the folio was charged
+                // (`folio_memcg_alloc_deferred()`).
                 unsafe { lru.lock(nid, memcg) }
             }
         };
@@ -229,8 +224,8 @@ mod tests {
         // SAFETY: The test folios are charged to the root memory cgroup, which is never freed
         // nor reparented; they are not slab folios.
         let memcg = unsafe { folio.memcg(&rcu) };
-        // SAFETY: `nid` is the folio's node, `memcg` lives for ever, and the deferred split
-        // list_lru has its sublists.
+        // SAFETY: `nid` is the folio's node and the deferred split list_lru has the sublists of
+        // the root memcg.
         let _guard = unsafe { lru().lock(folio.nid(), memcg) };
         // SAFETY: The callers pass folios that may be deferred split.
         !unsafe { folio.deferred_list_is_empty_racy() }
@@ -275,7 +270,10 @@ mod tests {
         // SAFETY: This test holds no lruvec lock.
         let unlocked = unsafe { LruvecUnlocked::new() };
         // SAFETY: The folios are charged (`alloc_folio()`).
-        assert_eq!(unsafe { unqueue_batch(&batch, &unlocked) }, orders.len() - 2);
+        assert_eq!(
+            unsafe { unqueue_batch(&batch, &unlocked) },
+            orders.len() - 2
+        );
         assert_eq!(lru().count_node(nid), queued_before);
         for folio in batch.iter().filter(|folio| folio.order() > 1) {
             assert!(!is_queued(folio));

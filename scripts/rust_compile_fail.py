@@ -34,7 +34,7 @@ ERROR = re.compile(r"error\[(E\d{4})\]")
 # crates, flags and imports work, so that the examples fail for their reason.
 CONTROL = """
 use kernel::{bindings, mm::{folio::Folio, folio_batch::FolioBatch, folio_list::FolioList,
-             lruvec::LruvecUnlocked}};
+             list_lru::ListLru, lruvec::LruvecUnlocked}, sync::rcu};
 
 fn swap_owned(a: &mut FolioBatch, b: &mut FolioBatch) {
     core::mem::swap(a, b);
@@ -56,6 +56,16 @@ fn after_the_lock(unlocked: &mut LruvecUnlocked, folio: &Folio) {
     let guard = unlocked.lock(folio);
     drop(guard);
     needs_unlocked(unlocked);
+}
+
+fn guard_first(lru: &ListLru, folio: &Folio) {
+    let rcu = rcu::read_lock();
+    // SAFETY: Let the folio's memcg binding be stable; it is not a slab folio.
+    let memcg = unsafe { folio.memcg(&rcu) };
+    // SAFETY: Let the folio's node be possible and the memcg's sublists allocated.
+    let guard = unsafe { lru.lock(folio.nid(), memcg) };
+    drop(guard);
+    drop(rcu);
 }
 """
 

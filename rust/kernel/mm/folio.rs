@@ -23,11 +23,15 @@ use crate::{
         Flags, //
     },
     bindings,
-    sync::aref::{
-        ARef,
-        AlwaysRefCounted, //
+    mm::memcg::MemCgroup,
+    sync::{
+        aref::{
+            ARef,
+            AlwaysRefCounted, //
+        },
+        rcu, //
     },
-    types::Opaque,
+    types::Opaque, //
 };
 use core::{
     marker::PhantomData,
@@ -70,7 +74,8 @@ mod private {
 ///   change into another folio (by a split or a free) for the lifetime of every reference to
 ///   this value.
 /// - If `S` is [`Referenced`], its reference count is not zero for that lifetime: somebody holds
-///   a reference that outlives the borrow.
+///   a reference that outlives the borrow. So it is not a slab folio, which 7.3 allocates
+///   frozen, at a reference count of zero, and never gives one (the memcg queries rely on it).
 /// - If `S` is [`Unreferenced`], its reference count is zero for that lifetime, and the holder
 ///   of the borrow is the one path that frees the folio.
 #[repr(transparent)]
@@ -264,13 +269,13 @@ impl<S: RefState> Folio<S> {
 }
 
 impl<S: RefState> Folio<S> {
-    /// Returns the memory cgroup the folio is charged to, or null (always without
-    /// `CONFIG_MEMCG`): `folio_memcg()`.
+    /// Returns the memory cgroup the folio is charged to, or `None` if it is not charged (always
+    /// without `CONFIG_MEMCG`): `folio_memcg()`.
     ///
-    /// The memcg is kept alive by the RCU read lock `_rcu`, not beyond it: use the pointer only
-    /// while `_rcu` lives. In 7.3 a folio is charged through an objcg, whose memcg changes when
-    /// the memcg is reparented: the result is the folio's memcg at the time of the call, which
-    /// only `cgroup_mutex` or the lruvec lock would keep it.
+    /// The memcg is borrowed from the RCU read lock `_rcu`, which keeps it from being freed, and
+    /// not beyond it. In 7.3 a folio is charged through an objcg, whose memcg changes when the
+    /// memcg is reparented: the result is the folio's memcg at the time of the call, which only
+    /// `cgroup_mutex` or the lruvec lock would keep it.
     ///
     /// # Safety
     ///
@@ -278,11 +283,14 @@ impl<S: RefState> Folio<S> {
     /// isolated from the LRU, or held exclusively, as its freeing path holds it at a reference
     /// count of zero), and it must not be a slab folio.
     #[inline]
-    pub unsafe fn memcg(&self, _rcu: &crate::sync::rcu::Guard) -> *mut bindings::mem_cgroup {
+    pub unsafe fn memcg<'a>(&self, _rcu: &'a rcu::Guard) -> Option<&'a MemCgroup> {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio; the caller
         // guarantees the binding and the kind of folio, and `_rcu` is the RCU read lock that
         // `obj_cgroup_memcg()` requires.
-        unsafe { bindings::folio_memcg(self.as_raw()) }
+        let memcg = unsafe { bindings::folio_memcg(self.as_raw()) };
+        // SAFETY: A memory cgroup is freed only after a grace period, which `_rcu` holds off for
+        // `'a`.
+        NonNull::new(memcg).map(|memcg| unsafe { MemCgroup::from_raw(memcg.as_ptr()) })
     }
 
     /// Returns whether the folio is charged to a memory cgroup.

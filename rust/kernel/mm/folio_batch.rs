@@ -14,16 +14,15 @@ use crate::{
         code::ENOSPC,
         Result, //
     },
-    types::Opaque,
+    mm::folio::{
+        Folio,
+        RefState,
+        Referenced,
+        Unreferenced, //
+    },
+    types::Opaque, //
 };
 use core::marker::PhantomData;
-
-use crate::mm::folio::{
-    Folio,
-    RefState,
-    Referenced,
-    Unreferenced, //
-};
 
 /// The number of folios a batch holds.
 pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;

@@ -17,7 +17,7 @@ use crate::{
         Referenced,
         Unreferenced, //
     },
-    types::Opaque,
+    types::Opaque, //
 };
 use core::marker::PhantomData;
 

@@ -11,6 +11,7 @@
 use crate::{
     bindings,
     error::to_result,
+    mm::memcg::MemCgroup,
     prelude::*,
     sync::LockClassKey,
     types::Opaque, //
@@ -93,25 +94,37 @@ impl ListLru {
     /// `list_lru_lock()` under the counted interrupt disable of `spin_lock_irq_disable()`
     /// (see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
     ///
-    /// If `memcg` is dying and its sublist already reparented, the sublist of its nearest live
-    /// ancestor is locked instead, as C does; [`ListLruGuard::locked_memcg`] tells which.
+    /// `None` and the root memory cgroup lock the same sublist, the node's own (as does any
+    /// memcg on a list that is not memcg aware). The guard borrows `memcg`, which therefore
+    /// stays alive while the sublist is locked, as C needs. If `memcg` is dying and its sublist
+    /// already reparented, the sublist of its nearest live ancestor is locked instead, as C
+    /// does; [`ListLruGuard::locked_memcg`] tells which.
+    ///
+    /// # Deadlocks
+    ///
+    /// Hold at most one guard of a list_lru at a time, even for different nodes or memory
+    /// cgroups: the walk to a live ancestor can make two of them the same lock (and they share
+    /// one lockdep class). As in C, put no folio's last reference under a guard of the deferred
+    /// split queue: freeing a queued folio takes its sublist's lock.
     ///
     /// # Safety
     ///
-    /// - `nid` must be a valid node id.
-    /// - `memcg` must be null (the node's sublist of a non-memcg-aware list, or the root) or a
-    ///   memory cgroup that stays alive until the guard is dropped, e.g. one read with
-    ///   `folio_memcg()` under `rcu_read_lock()`; with a memcg-aware list_lru, its sublists must
-    ///   have been allocated (`memcg_list_lru_alloc()`).
+    /// - `nid` must be a possible node (`node_possible(nid)`): the list_lru has sublists for
+    ///   those only.
+    /// - With a memcg-aware list_lru, the sublists of `memcg` must have been allocated
+    ///   (`memcg_list_lru_alloc()`).
     #[inline]
-    pub unsafe fn lock(&self, nid: i32, memcg: *mut bindings::mem_cgroup) -> ListLruGuard<'_> {
+    pub unsafe fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> ListLruGuard<'a> {
+        let memcg = MemCgroup::as_raw_or_null(memcg);
         let mut locked_memcg = memcg;
-        // SAFETY: By the type invariants, the list_lru is initialised; the caller guarantees
-        // that `nid` and `memcg` are valid. The pointer is to a local.
+        // SAFETY: By the type invariants, the list_lru is initialised; `memcg` is null or alive
+        // for `'a`, and the caller guarantees that `nid` and the sublists of `memcg` are valid.
+        // The pointer is to a local.
         let one =
             unsafe { bindings::list_lru_lock_irq_disable(self.as_raw(), nid, &mut locked_memcg) };
-        // INVARIANT: We just took the lock: `list_lru_lock()` never fails (it is not
-        // `skip_empty`), so `one` is not null.
+        // INVARIANT: We just took the lock. `list_lru_lock()` never returns null: without
+        // `skip_empty`, `lock_list_lru_of_memcg()` loops (`goto again`) up to a live ancestor,
+        // whose sublist it locks.
         ListLruGuard {
             lru: self,
             // SAFETY: See the invariant above.
@@ -126,10 +139,33 @@ impl ListLru {
 /// A locked sublist of a [`ListLru`], with interrupts disabled (a count: guards may be dropped
 /// in any order, see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
 ///
+/// The guard borrows the memory cgroup it was taken for, so that what keeps the memcg alive
+/// cannot end first:
+///
+/// ```ignore,compile_fail
+/// use kernel::{
+///     mm::{folio::Folio, list_lru::ListLru},
+///     sync::rcu, //
+/// };
+///
+/// /// Would end the RCU read lock that keeps the memcg alive under its sublist's lock.
+/// fn rcu_first(lru: &ListLru, folio: &Folio) {
+///     let rcu = rcu::read_lock();
+///     // SAFETY: Let the folio's memcg binding be stable; it is not a slab folio.
+///     let memcg = unsafe { folio.memcg(&rcu) };
+///     // SAFETY: Let the folio's node be possible and the memcg's sublists allocated.
+///     let guard = unsafe { lru.lock(folio.nid(), memcg) };
+///     drop(rcu); // error[E0505]: cannot move out of `rcu` because it is borrowed
+///     drop(guard);
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), and an
 /// interrupt disable count, taken with `list_lru_lock_irq_disable()` for (`nid`, `memcg`).
+/// `memcg` is null or a memory cgroup that is not freed for `'a`; `locked_memcg` is `memcg` or
+/// one of its ancestors (a cgroup keeps its parent from being freed).
 #[must_use = "the sublist is unlocked when the guard is dropped"]
 pub struct ListLruGuard<'a> {
     lru: &'a ListLru,
@@ -139,7 +175,7 @@ pub struct ListLruGuard<'a> {
     locked_memcg: *mut bindings::mem_cgroup,
 }
 
-impl ListLruGuard<'_> {
+impl<'a> ListLruGuard<'a> {
     /// Returns the node of the locked sublist.
     #[inline]
     pub fn nid(&self) -> i32 {
@@ -147,18 +183,20 @@ impl ListLruGuard<'_> {
     }
 
     /// Returns the memory cgroup whose sublist is locked: the one asked for, or the ancestor
-    /// that took over the sublists of a dying one.
+    /// that took over the sublists of a dying one; `None` exactly when `None` was asked for.
     #[inline]
-    pub fn locked_memcg(&self) -> *mut bindings::mem_cgroup {
-        self.locked_memcg
+    pub fn locked_memcg(&self) -> Option<&'a MemCgroup> {
+        // SAFETY: By the type invariants, `locked_memcg` is null or not freed for `'a`.
+        NonNull::new(self.locked_memcg).map(|memcg| unsafe { MemCgroup::from_raw(memcg.as_ptr()) })
     }
 
     /// Returns whether this guard was taken for node `nid` and memory cgroup `memcg`, so that it
     /// also covers the items of that sublist: a batch of items can then share one lock round
-    /// trip.
+    /// trip. It compares the memcg asked for, not the one locked: false for `None` on a guard
+    /// taken for the root, although both lock the same sublist.
     #[inline]
-    pub fn is_for(&self, nid: i32, memcg: *mut bindings::mem_cgroup) -> bool {
-        self.nid == nid && self.memcg == memcg
+    pub fn is_for(&self, nid: i32, memcg: Option<&MemCgroup>) -> bool {
+        self.nid == nid && self.memcg == MemCgroup::as_raw_or_null(memcg)
     }
 
     /// Returns the number of items on the locked sublist.
@@ -250,8 +288,8 @@ pub use new_list_lru;
 /// // SAFETY: `item` is a valid `list_head` that is not moved while on the list.
 /// unsafe { bindings::INIT_LIST_HEAD(&mut item) };
 /// let added = {
-///     // SAFETY: Node 0 exists; no memcg.
-///     let mut locked = unsafe { lru.lock(0, core::ptr::null_mut()) };
+///     // SAFETY: Node 0 exists; a list that is not memcg aware.
+///     let mut locked = unsafe { lru.lock(0, None) };
 ///     // SAFETY: `item` is empty, lives until it is removed below and belongs on node 0.
 ///     unsafe { locked.add(&mut item) }
 /// };
@@ -259,7 +297,7 @@ pub use new_list_lru;
 /// assert_eq!(lru.count_node(0), 1);
 /// let deleted = {
 ///     // SAFETY: As above.
-///     let mut locked = unsafe { lru.lock(0, core::ptr::null_mut()) };
+///     let mut locked = unsafe { lru.lock(0, None) };
 ///     // SAFETY: `item` is on this sublist.
 ///     unsafe { locked.del(&mut item) }
 /// };
@@ -372,16 +410,15 @@ mod tests {
             unsafe { bindings::INIT_LIST_HEAD(item) };
         }
         let other = if nr_online_nodes() >= 2 { 1 } else { 0 };
-        let null = core::ptr::null_mut();
         // Nothing is asserted under a guard (see the lruvec tests): each block returns what
         // it saw.
         let (first, added, nr) = {
-            // SAFETY: Node 0 is online; a null memcg is the root's sublist.
-            let mut guard = unsafe { lru.lock(0, null) };
+            // SAFETY: Node 0 is online; no memcg is the root's sublist.
+            let mut guard = unsafe { lru.lock(0, None) };
             let first = (
-                guard.is_for(0, null),
+                guard.is_for(0, None),
                 guard.nid(),
-                guard.locked_memcg().is_null(),
+                guard.locked_memcg().is_none(),
             );
             // SAFETY: Empty items that stay in place while on the list, for node 0; the
             // third add finds `items[0]` on the list already and does not add it twice.
@@ -399,7 +436,7 @@ mod tests {
         assert_eq!(nr, 2);
         let added_other = {
             // SAFETY: `other` is an online node.
-            let mut guard = unsafe { lru.lock(other, null) };
+            let mut guard = unsafe { lru.lock(other, None) };
             // SAFETY: As above, for node `other`.
             unsafe { guard.add(&mut items[2]) }
         };
@@ -411,7 +448,7 @@ mod tests {
         }
         let (deleted, nr) = {
             // SAFETY: As above.
-            let mut guard = unsafe { lru.lock(0, null) };
+            let mut guard = unsafe { lru.lock(0, None) };
             // SAFETY: `items[1]` is on this sublist, then empty; `items[0]` is on it.
             let deleted = unsafe {
                 [
@@ -426,7 +463,7 @@ mod tests {
         assert_eq!(nr, if other == 1 { 0 } else { 1 });
         let deleted_other = {
             // SAFETY: As above.
-            let mut guard = unsafe { lru.lock(other, null) };
+            let mut guard = unsafe { lru.lock(other, None) };
             // SAFETY: `items[2]` is on this sublist.
             unsafe { guard.del(&mut items[2]) }
         };

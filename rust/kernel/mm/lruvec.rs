@@ -35,7 +35,7 @@ use crate::{
         Folio,
         RefState, //
     },
-    types::NotThreadSafe,
+    types::NotThreadSafe, //
 };
 use core::{
     marker::PhantomData,
@@ -72,8 +72,8 @@ impl LruvecUnlocked {
     ///
     /// # Safety
     ///
-    /// The caller must hold no lruvec lock, and must take none while the value lives except
-    /// through it.
+    /// The caller must hold no lruvec lock, and must hold none, other than through this value,
+    /// wherever the value is used (borrowed).
     #[inline]
     pub unsafe fn new() -> Self {
         // INVARIANT: The caller guarantees it.
@@ -115,6 +115,11 @@ fn lock_folio_lruvec<S: RefState>(folio: &Folio<S>) -> Option<NonNull<bindings::
 ///
 /// It borrows the context's [`LruvecUnlocked`] for its lifetime `'a`. Interrupts are disabled
 /// while it lives (a count, see [the module documentation](self#guards-that-disable-interrupts)).
+///
+/// # Deadlocks
+///
+/// As in C, put no folio's last reference while the guard lives: freeing a folio that is on an
+/// LRU takes its lruvec's lock (`__page_cache_release()`), which may be this one.
 ///
 /// # Invariants
 ///
