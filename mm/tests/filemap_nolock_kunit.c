@@ -8,13 +8,19 @@
  * the read must then return what the normal path returns, not the bytes it
  * copied. Each test runs on a file of an internal ramfs mount (filemap_read())
  * and on a shmem file (shmem_file_read_iter()).
+ *
+ * A second suite checks that the folios these reads make wait for a grace
+ * period before they are freed do not look unmovable to page isolation.
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/file.h>
 #include <linux/mount.h>
+#include <linux/page-isolation.h>
 #include <linux/ramfs.h>
 #include <linux/shmem_fs.h>
+
+#include "../page_alloc.h"
 
 #define FNK_SIZE	64
 
@@ -348,4 +354,54 @@ static struct kunit_suite filemap_nolock_test_suite = {
 	.test_cases = filemap_nolock_test_cases,
 };
 
-kunit_test_suite(filemap_nolock_test_suite);
+/*
+ * A large folio with PG_rcu_free whose last reference is put waits for a
+ * grace period, off the LRU: it is about to be free, and must not make
+ * memory offline or alloc_contig_range() refuse its range at isolation.
+ */
+static void filemap_nolock_waiting_folio_is_movable(struct kunit *test)
+{
+	const unsigned long *order = test->param_value;
+	unsigned long step = 0;
+	bool unmovable, waiting;
+	struct folio *folio;
+
+	if (*order > MAX_PAGE_ORDER)
+		kunit_skip(test, "order %lu is above MAX_PAGE_ORDER", *order);
+	folio = folio_alloc(GFP_KERNEL, *order);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio_set_rcu_free(folio);
+	/* Holds its free off until the tests below are done. */
+	rcu_read_lock();
+	folio_put(folio);
+	waiting = folio_rcu_free_waiting(folio);
+	unmovable = page_is_unmovable(folio_zone(folio), &folio->page,
+				      PB_ISOLATE_MODE_MEM_OFFLINE, &step);
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, waiting);
+	KUNIT_EXPECT_FALSE(test, unmovable);
+	KUNIT_EXPECT_EQ(test, step, 1UL << *order);
+}
+
+static const unsigned long filemap_nolock_orders[] = { 2, PMD_ORDER };
+
+static void filemap_nolock_order_desc(const unsigned long *order, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %lu", *order);
+}
+
+KUNIT_ARRAY_PARAM(filemap_nolock_order, filemap_nolock_orders,
+		  filemap_nolock_order_desc);
+
+static struct kunit_case filemap_nolock_free_test_cases[] = {
+	KUNIT_CASE_PARAM(filemap_nolock_waiting_folio_is_movable,
+			 filemap_nolock_order_gen_params),
+	{}
+};
+
+static struct kunit_suite filemap_nolock_free_test_suite = {
+	.name = "filemap_nolock_free",
+	.test_cases = filemap_nolock_free_test_cases,
+};
+
+kunit_test_suites(&filemap_nolock_test_suite, &filemap_nolock_free_test_suite);
