@@ -13,8 +13,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static bash-static
 	# Static mm kselftests.
 	gcc libc6-dev libcap-dev libnuma-dev liburing-dev
-	# Series.
-	git perl python3-ply
+	# Series: checkpatch.pl's spdxcheck.py imports ply and git (GitPython).
+	git perl python3-ply python3-git
 	# Bench: plots, and mkfs.xfs for the guest's XFS; qemu-x86_64 for the
 	# tests of the tcg-bench plugin (make plugin-test; the plugin itself
 	# is built with cargo, which the bindgen-cli step below needs too).

@@ -6,7 +6,9 @@
 # branch of the base in build/series-git; at every patch:
 #   - checkpatch.pl --strict on the mail (patches/checkpatch.ignore lists
 #     the few findings accepted, per patch, with the reason; spdxcheck.py
-#     runs with /usr/bin/python3, which has python3-ply);
+#     runs with /usr/bin/python3, which has python3-ply and python3-git,
+#     and a Python traceback in its output counts as a finding: without
+#     GitPython, checkpatch ran on without the SPDX check and said nothing);
 #   - an incremental build of each of SERIES_CHECK_CONFIGS (default:
 #     "perf norust": the series with Rust, and CONFIG_RUST=n with its C
 #     fallbacks), in build/obj-check-<config>, with the final .config of
@@ -79,7 +81,7 @@ for ((i = from; i <= n; i++)); do
 	# shellcheck disable=SC2015
 	cp=$(cd "$repo" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict -q ${ignore:+--ignore "$ignore"} "$mail" 2>&1 |
 		tee "$LOGS/series-check-checkpatch-$(printf '%02d' "$i").log" |
-		grep -cE '^(ERROR|WARNING|CHECK):' || true)
+		grep -cE '^(ERROR|WARNING|CHECK):|^Traceback ' || true)
 	if [ "$cp" = 0 ]; then line+=" checkpatch ok"; else
 		line+=" checkpatch $cp"
 		failed=1
