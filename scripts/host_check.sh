@@ -38,16 +38,23 @@ fi
 HOST_CHECK_NESTED=1 PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -p no:cacheprovider \
 	--junitxml="$out/pytest.xml" "$TOP/scripts/tests" >"$out/pytest.log" 2>&1 || true
 
+# check TOOL FILE COMMAND...: runs COMMAND (from $TOP) for FILE, a path
+# under $TOP; its output goes to $out/TOOL-<file>.log and "rc FILE" to
+# $out/TOOL.txt, one result each below.
+check() {
+	local tool=$1 name=$2 rc=0
+	shift 2
+	(cd "$TOP" && "$@") >"$out/$tool-${name//\//_}.log" 2>&1 || rc=$?
+	echo "$rc $name" >>"$out/$tool.txt"
+}
+
 # Every script whose first line names a shell, or that says
 # "# shellcheck shell=" (lib.sh).
 : >"$out/shellcheck.txt"
 for f in "$TOP"/scripts/*.sh "$TOP"/scripts/guest/* "$TOP"/scripts/bench/*; do
 	[ -f "$f" ] || continue
 	head -n1 "$f" | grep -qE '^#!.*(/|env )(ba|da|k|busybox )?sh|^# shellcheck shell=' || continue
-	name=${f#"$TOP"/}
-	rc=0
-	(cd "$TOP" && shellcheck -x "$name") >"$out/shellcheck-${name//\//_}.log" 2>&1 || rc=$?
-	echo "$rc $name" >>"$out/shellcheck.txt"
+	check shellcheck "${f#"$TOP"/}" shellcheck -x "${f#"$TOP"/}"
 done
 
 # rustfmt over the series' Rust, as the kernel's `make rustfmtcheck` runs it
@@ -56,11 +63,8 @@ done
 : >"$out/rustfmt.txt"
 for f in "$TOP"/rust/kernel/mm/*.rs "$TOP"/mm/*.rs; do
 	[ -f "$f" ] || continue
-	name=${f#"$TOP"/}
-	rc=0
-	/usr/bin/rustfmt --check --color never --edition 2021 --config newline_style=Unix "$f" \
-		>"$out/rustfmt-${name//\//_}.log" 2>&1 || rc=$?
-	echo "$rc $name" >>"$out/rustfmt.txt"
+	check rustfmt "${f#"$TOP"/}" /usr/bin/rustfmt --check --color never --edition 2021 \
+		--config newline_style=Unix "${f#"$TOP"/}"
 done
 
 # The compile_fail examples of the series' Rust (scripts/rust_compile_fail.py),
@@ -99,14 +103,11 @@ for c in cases:
         results.append((True, name, "", ""))
 if not cases and not results:
     results.append((False, "pytest", "", "no tests collected; see pytest.log"))
-for line in (out / "shellcheck.txt").read_text().splitlines():
-    rc, script = line.split(" ", 1)
-    log = out / f"shellcheck-{script.replace('/', '_')}.log"
-    results.append((rc == "0", f"shellcheck {script}", "", log.read_text()))
-for line in (out / "rustfmt.txt").read_text().splitlines():
-    rc, source = line.split(" ", 1)
-    log = out / f"rustfmt-{source.replace('/', '_')}.log"
-    results.append((rc == "0", f"rustfmt {source}", "", log.read_text()))
+for tool in ("shellcheck", "rustfmt"):
+    for line in (out / f"{tool}.txt").read_text().splitlines():
+        rc, name = line.split(" ", 1)
+        log = out / f"{tool}-{name.replace('/', '_')}.log"
+        results.append((rc == "0", f"{tool} {name}", "", log.read_text()))
 cf = out / "compile_fail.ktap"
 if not cf.exists():
     results.append((True, "rust compile_fail", " # SKIP no Rust kernel built for this CONFIG", ""))
