@@ -117,15 +117,18 @@ unsafe fn unqueue_from<'a>(
         // be reparented meanwhile, which `lock()` handles as C does, by locking the
         // nearest live ancestor's sublist, where reparenting moved the folio. We are under
         // `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after every
-        // guard. The folio is a large rmappable one, not slab.
+        // guard.
         let memcg = unsafe { folio.memcg(&rcu) };
         let guard = match locked.take() {
             Some(guard) if guard.is_for(nid, memcg) => guard,
             previous => {
                 drop(previous);
-                // SAFETY: `nid` is the folio's node; the deferred split list_lru has the
-                // sublists of the folio's memcg, allocated when the folio was charged
-                // (`folio_memcg_alloc_deferred()`).
+                // SAFETY: `nid` is the folio's node. The deferred split list_lru has the
+                // sublists of the folio's memcg: every path that charges a large rmappable
+                // folio calls `folio_memcg_alloc_deferred()` (the anon fault, the PMD fault,
+                // khugepaged, swapin), as C's `__folio_unqueue_deferred_split()` assumes too.
+                // 7.3.4's `migrate_vma_insert_huge_pmd_page()` does not, a C bug that this
+                // series does not widen (cover letter).
                 unsafe { lru.lock(nid, memcg) }
             }
         };
@@ -217,12 +220,21 @@ mod tests {
         deferred_split_lru()
     }
 
+    /// Whether THP initialised the deferred split list_lru: `hugepage_init()` returns before
+    /// it without `has_transparent_hugepage()`, and destroys it when a later step fails. The
+    /// tests have nothing to test then (they pass empty), and `lru()` must not be used.
+    fn thp_ready() -> bool {
+        // SAFETY: `node` is written only at boot, by `list_lru_init()` and
+        // `list_lru_destroy()`, before any test runs.
+        !unsafe { (*(&raw const bindings::deferred_split_lru)).node }.is_null()
+    }
+
     /// Whether `folio`, which may be deferred split, is on the queue. Read under the lock of its
     /// sublist: the shrinker may be moving a referenced folio.
     fn is_queued<S: RefState>(folio: &Folio<S>) -> bool {
         let rcu = rcu::read_lock();
         // SAFETY: The test folios are charged to the root memory cgroup, which is never freed
-        // nor reparented; they are not slab folios.
+        // nor reparented.
         let memcg = unsafe { folio.memcg(&rcu) };
         // SAFETY: `nid` is the folio's node and the deferred split list_lru has the sublists of
         // the root memcg.
@@ -233,6 +245,9 @@ mod tests {
 
     #[test]
     fn unqueue_every_order() -> Result {
+        if !thp_ready() {
+            return Ok(());
+        }
         let orders = [0, 1, 2, 4, bindings::HPAGE_PMD_ORDER];
         let mut folios = KVec::new();
         for order in orders {
@@ -287,6 +302,9 @@ mod tests {
 
     #[test]
     fn unqueue_skips_unqueued() -> Result {
+        if !thp_ready() {
+            return Ok(());
+        }
         let queued = alloc_folio(2)?;
         let not_queued = alloc_folio(2)?;
         queue(&queued, true);
@@ -311,6 +329,9 @@ mod tests {
     /// The C callers: `folios_put()` frees a batch, unqueueing its queued folios on the way.
     #[test]
     fn folios_put_unqueues() -> Result {
+        if !thp_ready() {
+            return Ok(());
+        }
         let mut folios = KVec::new();
         let mut nid = None;
         let mut queued = 0;
@@ -346,6 +367,9 @@ mod tests {
     /// partially mapped state of a folio first queued as possibly underused.
     #[test]
     fn requeue_keeps_partially_mapped() -> Result {
+        if !thp_ready() {
+            return Ok(());
+        }
         let folio = alloc_folio(bindings::HPAGE_PMD_ORDER)?;
         let nid = folio.nid();
         let before = lru().count_node(nid);

@@ -10,7 +10,8 @@
  * and on a shmem file (shmem_file_read_iter()).
  *
  * A second suite checks that the folios these reads make wait for a grace
- * period before they are freed do not look unmovable to page isolation.
+ * period before they are freed do not look unmovable to page isolation,
+ * and that soft offline takes a page that waits.
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
@@ -383,6 +384,41 @@ static void filemap_nolock_waiting_folio_is_movable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, step, 1UL << *order);
 }
 
+#ifdef CONFIG_MEMORY_FAILURE
+/*
+ * Soft offline of a page that waits for a grace period: memory failure
+ * frees the waiting folios and must then find the page free, although the
+ * drain freed it to a per-cpu list, not to the buddy lists.
+ */
+static void filemap_nolock_waiting_page_soft_offline(struct kunit *test)
+{
+	unsigned long pfn = 0;
+	bool waiting = false;
+	struct folio *folio;
+	int attempt, ret = -EINVAL;
+
+	for (attempt = 0; attempt < 5 && !waiting; attempt++) {
+		folio = folio_alloc(GFP_KERNEL, 0);
+		KUNIT_ASSERT_NOT_NULL(test, folio);
+		pfn = folio_pfn(folio);
+		folio_set_rcu_free(folio);
+		folio_put(folio);
+		/* Racy, but a grace period takes far longer than this. */
+		waiting = folio_rcu_free_waiting(folio);
+		if (waiting)
+			ret = soft_offline_page(pfn, 0);
+	}
+	if (!waiting)
+		kunit_skip(test, "no page caught waiting for its grace period");
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (!ret) {
+		KUNIT_EXPECT_TRUE(test, PageHWPoison(pfn_to_page(pfn)));
+		/* Give the page back. */
+		KUNIT_EXPECT_EQ(test, unpoison_memory(pfn), 0);
+	}
+}
+#endif
+
 static const unsigned long filemap_nolock_orders[] = { 2, PMD_ORDER };
 
 static void filemap_nolock_order_desc(const unsigned long *order, char *desc)
@@ -396,6 +432,9 @@ KUNIT_ARRAY_PARAM(filemap_nolock_order, filemap_nolock_orders,
 static struct kunit_case filemap_nolock_free_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_waiting_folio_is_movable,
 			 filemap_nolock_order_gen_params),
+#ifdef CONFIG_MEMORY_FAILURE
+	KUNIT_CASE(filemap_nolock_waiting_page_soft_offline),
+#endif
 	{}
 };
 

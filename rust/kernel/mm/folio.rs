@@ -73,9 +73,11 @@ mod private {
 /// - `inner` is a valid `struct folio` (the head page of a folio, not a tail page) that does not
 ///   change into another folio (by a split or a free) for the lifetime of every reference to
 ///   this value.
+/// - It is a folio in the page allocator's sense, not a slab or another memory descriptor that
+///   overlays `struct page` (7.3 allocates slabs frozen, at a reference count of zero, and their
+///   `memcg_data` is `obj_exts`): the memcg and lruvec queries rely on it in both states.
 /// - If `S` is [`Referenced`], its reference count is not zero for that lifetime: somebody holds
-///   a reference that outlives the borrow. So it is not a slab folio, which 7.3 allocates
-///   frozen, at a reference count of zero, and never gives one (the memcg queries rely on it).
+///   a reference that outlives the borrow.
 /// - If `S` is [`Unreferenced`], its reference count is zero for that lifetime, and the holder
 ///   of the borrow is the one path that frees the folio.
 #[repr(transparent)]
@@ -113,7 +115,8 @@ impl<S: RefState> Folio<S> {
     /// # Safety
     ///
     /// - `ptr` must point to a valid folio that stays valid (is not freed and does not change into
-    ///   another folio, e.g. by a split) for `'a`.
+    ///   another folio, e.g. by a split) for `'a`; not to a slab or another memory descriptor
+    ///   that overlays `struct page`.
     /// - If `S` is [`Referenced`], its reference count must stay above zero for `'a`: the caller
     ///   owns a reference that nobody can freeze away (`folio_ref_freeze()` in reclaim and
     ///   migration counts the page cache's references), or holds the folio lock, so that taking
@@ -254,8 +257,9 @@ impl<S: RefState> Folio<S> {
     /// plain stores to the link (`list_add()`, `list_del_init()`, and memcg reparenting's
     /// `list_splice_init()`, which rewrites the link of a queued folio whatever its reference
     /// count): it is done in C, where `data_race()` says that the race is intended, as Rust has
-    /// no way to say so. No store changes whether a link is empty except under the sublist's
-    /// lock.
+    /// no way to say so. No store changes whether the link of a folio with a reference count of
+    /// zero is empty except under the sublist's lock (the shrinker's private dispose list is
+    /// unlocked, but holds a reference to each of its folios).
     ///
     /// # Safety
     ///
@@ -281,11 +285,11 @@ impl<S: RefState> Folio<S> {
     ///
     /// The folio's objcg binding must be stable (`folio_memcg()`'s rules: the folio locked,
     /// isolated from the LRU, or held exclusively, as its freeing path holds it at a reference
-    /// count of zero), and it must not be a slab folio.
+    /// count of zero).
     #[inline]
     pub unsafe fn memcg<'a>(&self, _rcu: &'a rcu::Guard) -> Option<&'a MemCgroup> {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio; the caller
-        // guarantees the binding and the kind of folio, and `_rcu` is the RCU read lock that
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, not a slab; the
+        // caller guarantees the binding, and `_rcu` is the RCU read lock that
         // `obj_cgroup_memcg()` requires.
         let memcg = unsafe { bindings::folio_memcg(self.as_raw()) };
         // SAFETY: A memory cgroup is freed only after a grace period, which `_rcu` holds off for

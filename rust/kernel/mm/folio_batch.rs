@@ -86,8 +86,9 @@ impl<S: RefState> FolioBatch<S> {
     /// # Safety
     ///
     /// - `ptr` must point to a valid `struct folio_batch` that nothing else writes for `'a`.
-    /// - Its first `nr` entries must point to valid folios, none null: not the `fbatch` of
-    ///   `folio_batch_move_lru()` after it took folios out, which leaves null holes.
+    /// - Its first `nr` entries must point to valid folios ([`Folio::from_raw`]: not slabs),
+    ///   none null: not the `fbatch` of `folio_batch_move_lru()` after it took folios out,
+    ///   which leaves null holes.
     /// - Those folios must stay valid and in state `S` for `'a`: if `S` is [`Referenced`], each
     ///   has a reference that outlives `'a`; if [`Unreferenced`], all have a reference count of
     ///   zero, and the caller is their freeing path.

@@ -100,7 +100,8 @@ impl<S: RefState> FolioList<S> {
     /// # Safety
     ///
     /// - `ptr` must point to an initialised `list_head` whose entries are the `lru` links of
-    ///   valid folios in state `S`, which belong to the holder of the list.
+    ///   valid folios in state `S` (as [`Folio::from_raw`] requires), which belong to the holder
+    ///   of the list.
     /// - The caller must hold what protects the list (its lock) for `'a`, in the context the
     ///   reference is used in; nothing but [`FolioList`] views of it may change it for `'a`.
     #[inline]

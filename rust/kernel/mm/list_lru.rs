@@ -151,7 +151,7 @@ impl ListLru {
 /// /// Would end the RCU read lock that keeps the memcg alive under its sublist's lock.
 /// fn rcu_first(lru: &ListLru, folio: &Folio) {
 ///     let rcu = rcu::read_lock();
-///     // SAFETY: Let the folio's memcg binding be stable; it is not a slab folio.
+///     // SAFETY: Let the folio's memcg binding be stable.
 ///     let memcg = unsafe { folio.memcg(&rcu) };
 ///     // SAFETY: Let the folio's node be possible and the memcg's sublists allocated.
 ///     let guard = unsafe { lru.lock(folio.nid(), memcg) };
@@ -163,7 +163,8 @@ impl ListLru {
 /// # Invariants
 ///
 /// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), and an
-/// interrupt disable count, taken with `list_lru_lock_irq_disable()` for (`nid`, `memcg`).
+/// interrupt disable count (none on PREEMPT_RT, where interrupts stay on), taken with
+/// `list_lru_lock_irq_disable()` for (`nid`, `memcg`).
 /// `memcg` is null or a memory cgroup that is not freed for `'a`; `locked_memcg` is `memcg` or
 /// one of its ancestors (a cgroup keeps its parent from being freed).
 #[must_use = "the sublist is unlocked when the guard is dropped"]
@@ -199,7 +200,8 @@ impl<'a> ListLruGuard<'a> {
         self.nid == nid && self.memcg == MemCgroup::as_raw_or_null(memcg)
     }
 
-    /// Returns the number of items on the locked sublist.
+    /// Returns the item count of the locked sublist, as C keeps it: it may be negative
+    /// (`list_lru.h`), as a reparented item's delete can be counted before its add.
     #[inline]
     pub fn nr_items(&self) -> isize {
         // SAFETY: By the type invariants, `one` is valid and we hold its lock.

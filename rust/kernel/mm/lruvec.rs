@@ -62,7 +62,9 @@ use core::{
 ///
 /// # Invariants
 ///
-/// While this value is not borrowed, the context that owns it holds no lruvec lock.
+/// While this value is not borrowed, the context that owns it holds no lruvec lock, unless a
+/// guard taken through it was leaked (`core::mem::forget`): leaking is safe, and the proof is then
+/// wrong about deadlocks only, as with any leaked lock guard.
 pub struct LruvecUnlocked {
     _not_send: NotThreadSafe,
 }
@@ -197,7 +199,13 @@ mod tests {
     use super::*;
     use crate::{
         prelude::*,
-        sync::aref::ARef, //
+        sync::{
+            aref::ARef,
+            atomic::{
+                Atomic,
+                Relaxed, //
+            },
+        },
     };
 
     /// A charged order-0 folio on node `nid`, which must be online.
@@ -218,9 +226,10 @@ mod tests {
     /// run on machines whose nodes are numbered from 0 without holes).
     fn nr_online_nodes() -> u32 {
         #[cfg(CONFIG_NUMA)]
-        // SAFETY: Reads a counter of online nodes.
+        // SAFETY: A global that lives for ever. Memory hotplug stores to it: read it as
+        // `READ_ONCE(nr_online_nodes)` does, not with a plain load that would race with the store.
         unsafe {
-            bindings::nr_online_nodes
+            Atomic::from_ptr(&raw mut bindings::nr_online_nodes).load(Relaxed)
         }
 
         // A macro, `1U`, without NUMA.
@@ -237,8 +246,10 @@ mod tests {
     }
 
     fn lockdep_on() -> bool {
-        // SAFETY: Reads a flag; no requirements.
-        cfg!(CONFIG_LOCKDEP) && unsafe { bindings::debug_locks } != 0
+        // SAFETY: A global that lives for ever. `debug_locks_off()` clears it with `xchg()` on any
+        // CPU: read it as `READ_ONCE(debug_locks)` does.
+        cfg!(CONFIG_LOCKDEP)
+            && unsafe { Atomic::from_ptr(&raw mut bindings::debug_locks) }.load(Relaxed) != 0
     }
 
     // Nothing is asserted while a guard lives: a failed KUnit assertion ends the test thread,

@@ -9,7 +9,7 @@ use crate::{
     types::Opaque, //
 };
 
-/// A memory cgroup, `struct mem_cgroup`, seen only through a borrow.
+/// A wrapper for the kernel's `struct mem_cgroup`, seen only through a borrow.
 ///
 /// No reference to the cgroup is taken (`css_get()`): a `&'a MemCgroup` says that something else
 /// keeps the memory cgroup from being freed for `'a`, such as the RCU read lock under which
