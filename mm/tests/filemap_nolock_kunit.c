@@ -386,9 +386,11 @@ static void filemap_nolock_waiting_folio_is_movable(struct kunit *test)
 
 #ifdef CONFIG_MEMORY_FAILURE
 /*
- * Soft offline of a page that waits for a grace period: memory failure
- * frees the waiting folios and must then find the page free, although the
- * drain freed it to a per-cpu list, not to the buddy lists.
+ * Soft offline of a page that waits for a grace period: neither on the LRU
+ * nor free, it is unhandlable until get_any_page() frees the waiting folios
+ * and looks again. Whether it still waits when get_any_page() looks is a
+ * race, which a few function calls usually win against a grace period and
+ * a work item; without the drain the test fails with -EIO.
  */
 static void filemap_nolock_waiting_page_soft_offline(struct kunit *test)
 {
@@ -410,11 +412,15 @@ static void filemap_nolock_waiting_page_soft_offline(struct kunit *test)
 	}
 	if (!waiting)
 		kunit_skip(test, "no page caught waiting for its grace period");
+	if (ret == -EOPNOTSUPP)
+		kunit_skip(test, "soft offline is disabled");
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	if (!ret) {
 		KUNIT_EXPECT_TRUE(test, PageHWPoison(pfn_to_page(pfn)));
-		/* Give the page back. */
-		KUNIT_EXPECT_EQ(test, unpoison_memory(pfn), 0);
+		/* Give the page back, unless a real memory failure forbids it. */
+		ret = unpoison_memory(pfn);
+		if (ret != -EOPNOTSUPP)
+			KUNIT_EXPECT_EQ(test, ret, 0);
 	}
 }
 #endif

@@ -226,8 +226,9 @@ mod tests {
     /// run on machines whose nodes are numbered from 0 without holes).
     fn nr_online_nodes() -> u32 {
         #[cfg(CONFIG_NUMA)]
-        // SAFETY: A global that lives for ever. Memory hotplug stores to it: read it as
-        // `READ_ONCE(nr_online_nodes)` does, not with a plain load that would race with the store.
+        // SAFETY: A global that lives for ever, aligned. Memory hotplug stores to it with plain
+        // stores, which no node going online or offline during the test makes race with this
+        // load; atomic, it cannot race with another load.
         unsafe {
             Atomic::from_ptr(&raw mut bindings::nr_online_nodes).load(Relaxed)
         }
@@ -246,8 +247,8 @@ mod tests {
     }
 
     fn lockdep_on() -> bool {
-        // SAFETY: A global that lives for ever. `debug_locks_off()` clears it with `xchg()` on any
-        // CPU: read it as `READ_ONCE(debug_locks)` does.
+        // SAFETY: A global that lives for ever, aligned. After boot only `debug_locks_off()`
+        // writes it, with `xchg()`, which this atomic load does not race with.
         cfg!(CONFIG_LOCKDEP)
             && unsafe { Atomic::from_ptr(&raw mut bindings::debug_locks) }.load(Relaxed) != 0
     }
