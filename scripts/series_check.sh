@@ -18,8 +18,9 @@
 # CLIPPY=1 build and `make rustdoc`, each clean (no warning).
 #
 # Prints a line per patch and a summary; fails if any check does.
-# FROM=N starts at patch N (the builds stay incremental); KEEP_GOING=1
-# goes on past a failed patch.
+# FROM=N starts at patch N (the builds stay incremental), if patches 1 to
+# N-1 are those the last run checked; KEEP_GOING=1 goes on past a failed
+# patch.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -54,17 +55,30 @@ mkdir -p "$LOGS"
 TREE=$repo # kmake builds the series repository
 
 # git am, as a maintainer applies mails: every patch must apply in order.
-if [ "$from" = 1 ]; then
-	git -C "$repo" checkout -q -f -B series-check series-base
-	git -C "$repo" clean -q -fdx
-	git -C "$repo" -c user.name=check -c user.email=check@localhost am -q "${mails[@]}" ||
-		{ git -C "$repo" am --abort || true; die "git am of $out failed"; }
-else
+# Always the mails of now, also with FROM=N: the patches before N must be
+# those the last run checked (same tree and message), or the results of
+# that run would stand for a series that is no longer the one sent.
+old=()
+if [ "$from" != 1 ]; then
 	git -C "$repo" rev-parse -q --verify series-check >/dev/null ||
 		die "FROM=$from: no series-check branch yet; run from patch 1"
+	mapfile -t old < <(git -C "$repo" rev-list --reverse series-base..series-check)
 fi
-mapfile -t commits < <(git -C "$repo" rev-list --reverse series-base..series-check)
+git -C "$repo" checkout -q -f -B series-check-new series-base
+git -C "$repo" clean -q -fdx
+git -C "$repo" -c user.name=check -c user.email=check@localhost am -q "${mails[@]}" ||
+	{ git -C "$repo" am --abort || true; die "git am of $out failed"; }
+mapfile -t commits < <(git -C "$repo" rev-list --reverse series-base..series-check-new)
 [ "${#commits[@]}" = "$n" ] || die "git am made ${#commits[@]} commits of $n mails"
+same() { git -C "$repo" log -1 --format='%T%n%B' "$1"; }
+for ((i = 1; i < from; i++)); do
+	if [ "${#old[@]}" -lt "$i" ] || [ "$(same "${old[i - 1]}")" != "$(same "${commits[i - 1]}")" ]; then
+		die "FROM=$from: patch $i changed since the last series-check; run FROM=$i or lower"
+	fi
+done
+git -C "$repo" branch -q -f series-check series-check-new
+git -C "$repo" checkout -q -f series-check
+git -C "$repo" branch -q -D series-check-new
 step "series-check: $n patches applied with git am; checking from patch $from ($configs)"
 
 failed=0
