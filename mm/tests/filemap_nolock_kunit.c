@@ -355,6 +355,7 @@ static struct kunit_suite filemap_nolock_test_suite = {
 	.test_cases = filemap_nolock_test_cases,
 };
 
+#ifdef CONFIG_MEMORY_ISOLATION
 /*
  * A large folio with PG_rcu_free whose last reference is put waits for a
  * grace period, off the LRU: it is about to be free, and must not make
@@ -383,6 +384,17 @@ static void filemap_nolock_waiting_folio_is_movable(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, unmovable);
 	KUNIT_EXPECT_EQ(test, step, 1UL << *order);
 }
+
+static const unsigned long filemap_nolock_orders[] = { 2, PMD_ORDER };
+
+static void filemap_nolock_order_desc(const unsigned long *order, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %lu", *order);
+}
+
+KUNIT_ARRAY_PARAM(filemap_nolock_order, filemap_nolock_orders,
+		  filemap_nolock_order_desc);
+#endif
 
 #ifdef CONFIG_MEMORY_FAILURE
 /*
@@ -425,19 +437,11 @@ static void filemap_nolock_waiting_page_soft_offline(struct kunit *test)
 }
 #endif
 
-static const unsigned long filemap_nolock_orders[] = { 2, PMD_ORDER };
-
-static void filemap_nolock_order_desc(const unsigned long *order, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %lu", *order);
-}
-
-KUNIT_ARRAY_PARAM(filemap_nolock_order, filemap_nolock_orders,
-		  filemap_nolock_order_desc);
-
 static struct kunit_case filemap_nolock_free_test_cases[] = {
+#ifdef CONFIG_MEMORY_ISOLATION
 	KUNIT_CASE_PARAM(filemap_nolock_waiting_folio_is_movable,
 			 filemap_nolock_order_gen_params),
+#endif
 #ifdef CONFIG_MEMORY_FAILURE
 	KUNIT_CASE(filemap_nolock_waiting_page_soft_offline),
 #endif
