@@ -226,7 +226,7 @@ mod tests {
     fn thp_ready() -> bool {
         // SAFETY: `node` is written only at boot, by `list_lru_init()` and
         // `list_lru_destroy()`, before any test runs.
-        !unsafe { (*(&raw const bindings::deferred_split_lru)).node }.is_null()
+        !unsafe { bindings::deferred_split_lru.node }.is_null()
     }
 
     /// Whether `folio`, which may be deferred split, is on the queue. Read under the lock of its
@@ -285,10 +285,8 @@ mod tests {
         // SAFETY: This test holds no lruvec lock.
         let unlocked = unsafe { LruvecUnlocked::new() };
         // SAFETY: The folios are charged (`alloc_folio()`).
-        assert_eq!(
-            unsafe { unqueue_batch(&batch, &unlocked) },
-            orders.len() - 2
-        );
+        let unqueued = unsafe { unqueue_batch(&batch, &unlocked) };
+        assert_eq!(unqueued, orders.len() - 2);
         assert_eq!(lru().count_node(nid), queued_before);
         for folio in batch.iter().filter(|folio| folio.order() > 1) {
             assert!(!is_queued(folio));
