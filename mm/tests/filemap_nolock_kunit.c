@@ -11,7 +11,7 @@
  *
  * A second suite checks that the folios these reads make wait for a grace
  * period before they are freed do not look unmovable to page isolation,
- * and that soft offline takes a page that waits.
+ * and that soft offline and memory failure take a page that waits.
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
@@ -435,6 +435,56 @@ static void filemap_nolock_waiting_page_soft_offline(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, ret, 0);
 	}
 }
+
+/*
+ * Memory failure of a page that waits for a grace period. memory_failure()
+ * sets PG_hwpoison before it looks at the page, and an order-0 page freed
+ * with that flag is held out of the buddy lists by free_pages_prepare(),
+ * neither free nor referenced: memory_failure() must free the waiting folio
+ * before it sets the flag, and then take the page off the buddy lists as any
+ * free page (recovered, with a reference), from where unpoison_memory() gives
+ * it back to the allocator. Freed after the flag, the page is reported
+ * unhandlable (-EBUSY) with no reference, and unpoison leaves it out of the
+ * allocator for good. Racy as the soft offline case above.
+ */
+static void filemap_nolock_waiting_page_memory_failure(struct kunit *test)
+{
+	unsigned long pfn = 0;
+	bool waiting = false;
+	struct folio *folio;
+	struct page *page;
+	int attempt, ret = -EINVAL;
+
+	for (attempt = 0; attempt < 5 && !waiting; attempt++) {
+		folio = folio_alloc(GFP_KERNEL, 0);
+		KUNIT_ASSERT_NOT_NULL(test, folio);
+		pfn = folio_pfn(folio);
+		folio_set_rcu_free(folio);
+		folio_put(folio);
+		/* Racy, but a grace period takes far longer than this. */
+		waiting = folio_rcu_free_waiting(folio);
+		if (waiting)
+			ret = memory_failure(pfn, MF_SW_SIMULATED);
+	}
+	if (!waiting)
+		kunit_skip(test, "no page caught waiting for its grace period");
+	page = pfn_to_page(pfn);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_TRUE(test, PageHWPoison(page));
+	/* Taken off the buddy lists: take_page_off_buddy() and a reference. */
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
+	KUNIT_EXPECT_EQ(test, page_private(page), (unsigned long)MAGIC_HWPOISON);
+	if (!PageHWPoison(page))
+		return;
+
+	ret = unpoison_memory(pfn);
+	if (ret == -EOPNOTSUPP)
+		kunit_skip(test, "unpoison is disabled after a hardware memory failure");
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_FALSE(test, PageHWPoison(page));
+	/* Back in the allocator (racy against an allocation elsewhere). */
+	KUNIT_EXPECT_TRUE(test, is_free_buddy_page(page));
+}
 #endif
 
 static struct kunit_case filemap_nolock_free_test_cases[] = {
@@ -444,6 +494,7 @@ static struct kunit_case filemap_nolock_free_test_cases[] = {
 #endif
 #ifdef CONFIG_MEMORY_FAILURE
 	KUNIT_CASE(filemap_nolock_waiting_page_soft_offline),
+	KUNIT_CASE(filemap_nolock_waiting_page_memory_failure),
 #endif
 	{}
 };
