@@ -65,14 +65,37 @@ check_config_name() {
 	fi
 }
 
+# A build killed in the middle (a session's end, ^C, a timeout) can leave a
+# .cmd file cut short, and Kbuild then stops at it in every later build
+# ("unterminated call to function 'wildcard'"). kmake marks a build
+# directory while make runs in it; if the mark is still there, the last
+# build was killed: the targets whose .cmd files it wrote are removed, so
+# that they are built again.
+kmake_mend() {
+	local o=$1 mark=$1/.kmake-running n=0 cmd
+	[ -e "$mark" ] || return 0
+	while IFS= read -r -d '' cmd; do
+		local t=${cmd%.cmd}
+		rm -f "$cmd" "${t%/*}/${t##*/.}"
+		n=$((n + 1))
+	done < <(find "$o" -name '.*.cmd' -newer "$mark" -print0)
+	echo "kmake: the last build in $o was interrupted; $n targets it was writing are built again" >&2
+	rm -f "$mark"
+}
+
 # make in the assembled tree with the project's toolchain.
 kmake() {
-	local o=$1
+	local o=$1 rc=0
 	shift
+	mkdir -p "$o"
+	kmake_mend "$o"
+	touch "$o/.kmake-running"
 	make -C "$TREE" O="$o" LLVM=-"$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION" \
 		RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$HOME/.cargo/bin/bindgen" \
 		RUSTFMT=/usr/bin/rustfmt CLIPPY_DRIVER=/usr/bin/clippy-driver \
-		-j"$(nproc)" "$@"
+		-j"$(nproc)" "$@" || rc=$?
+	rm -f "$o/.kmake-running"
+	return $rc
 }
 
 # VERSION of the mail series (make series, make series-b4): a positive number.

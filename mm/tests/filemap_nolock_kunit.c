@@ -437,15 +437,17 @@ static void filemap_nolock_waiting_page_soft_offline(struct kunit *test)
 }
 
 /*
- * Memory failure of a page that waits for a grace period. memory_failure()
- * sets PG_hwpoison before it looks at the page, and an order-0 page freed
- * with that flag is held out of the buddy lists by free_pages_prepare(),
- * neither free nor referenced: memory_failure() must free the waiting folio
- * before it sets the flag, and then take the page off the buddy lists as any
- * free page (recovered, with a reference), from where unpoison_memory() gives
- * it back to the allocator. Freed after the flag, the page is reported
- * unhandlable (-EBUSY) with no reference, and unpoison leaves it out of the
- * allocator for good. Racy as the soft offline case above.
+ * An injected memory failure of a page that waits for a grace period.
+ * memory_failure() sets PG_hwpoison before it looks at the page, and an
+ * order-0 page freed with that flag is held out of the buddy lists by
+ * free_pages_prepare(), neither free nor referenced: for an injected error
+ * memory_failure() must free the waiting folio before it sets the flag, and
+ * then take the page off the buddy lists as any free page (recovered, with a
+ * reference), from where unpoison_memory() gives it back to the allocator.
+ * Freed after the flag, the page is reported unhandlable (-EBUSY) with no
+ * reference, and unpoison leaves it out of the allocator for good. Racy as
+ * the soft offline case above; like any injection into a free page, it
+ * poisons whoever allocates the page in the window before the flag is set.
  */
 static void filemap_nolock_waiting_page_memory_failure(struct kunit *test)
 {
