@@ -66,12 +66,17 @@ fn deferred_split_lru() -> &'static ListLru {
 pub unsafe fn unqueue_batch(batch: &FolioBatch<Unreferenced>, unlocked: &LruvecUnlocked) -> usize {
     // Most freed batches have nothing queued: look for the first folio that is without taking
     // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
+    // A loop, not `Iterator::find()`: at `-Os` rustc leaves `find()`'s `try_fold()` out of line,
+    // a call and its return per batch around the scan, which this way is the body of the
+    // exported function.
     let mut folios = batch.iter();
-    let Some(first) = folios.find(|folio| may_be_queued(folio)) else {
-        return 0;
-    };
-    // SAFETY: The caller guarantees that the folios are charged.
-    unsafe { unqueue_from(deferred_split_lru(), first, folios, unlocked) }
+    while let Some(folio) = folios.next() {
+        if may_be_queued(folio) {
+            // SAFETY: The caller guarantees that the folios are charged.
+            return unsafe { unqueue_from(deferred_split_lru(), folio, folios, unlocked) };
+        }
+    }
+    0
 }
 
 /// Returns whether `folio`, whose reference count is zero, may be on the deferred split queue.

@@ -114,7 +114,12 @@ impl<S: RefState> FolioBatch<S> {
     #[inline]
     pub fn len(&self) -> usize {
         // SAFETY: By the type invariants, `inner` is valid.
-        usize::from(unsafe { (*self.as_raw()).nr })
+        let nr = usize::from(unsafe { (*self.as_raw()).nr });
+        // SAFETY: By the type invariants, `nr <= FOLIO_BATCH_SIZE`. Saying so lets the compiler
+        // drop the bounds check (and its panic) of `iter()`'s slice and the overflow check of
+        // `space()`.
+        unsafe { core::hint::assert_unchecked(nr <= FOLIO_BATCH_SIZE) };
+        nr
     }
 
     /// Returns whether the batch holds no folio.
