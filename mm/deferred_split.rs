@@ -166,14 +166,15 @@ unsafe fn unqueue_from<'a>(
 ///
 /// # Safety
 ///
-/// - `fbatch` must point to a valid `struct folio_batch` without null entries, whose folios all
-///   have a reference count of zero and are not yet uncharged from their memory cgroup; the
+/// - `fbatch` must point to a valid `struct folio_batch` (`nr` at most `FOLIO_BATCH_SIZE`) without
+///   null entries, whose folios all have a reference count of zero and are not yet uncharged from their memory cgroup; the
 ///   caller is the path that frees them.
 /// - The caller must not hold a lruvec lock.
 #[export]
 pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut bindings::folio_batch) {
-    // SAFETY: The caller guarantees that `fbatch` is valid, that its folios (no null entry:
-    // the callers pass batches they filled) have a reference count of zero, and that they
+    // SAFETY: The caller guarantees that `fbatch` is valid (filled by `folio_batch_add()`, so
+    // `nr <= FOLIO_BATCH_SIZE`), that its folios (no null entry: the callers pass batches they
+    // filled) have a reference count of zero, and that they
     // free them; it is not written elsewhere during this call.
     let batch = unsafe { FolioBatch::<Unreferenced>::from_raw(fbatch) };
     // SAFETY: The caller holds no lruvec lock.

@@ -85,7 +85,8 @@ impl<S: RefState> FolioBatch<S> {
     ///
     /// # Safety
     ///
-    /// - `ptr` must point to a valid `struct folio_batch` that nothing else writes for `'a`.
+    /// - `ptr` must point to a valid `struct folio_batch` that nothing else writes for `'a`,
+    ///   whose `nr` is at most [`FOLIO_BATCH_SIZE`] (as `folio_batch_add()` keeps it).
     /// - Its first `nr` entries must point to valid folios ([`Folio::from_raw`]: not slabs),
     ///   none null: not the `fbatch` of `folio_batch_move_lru()` after it took folios out,
     ///   which leaves null holes.
@@ -97,6 +98,7 @@ impl<S: RefState> FolioBatch<S> {
         // CAST: `FolioBatch` is a transparent wrapper of `bindings::folio_batch`.
         // SAFETY: The caller guarantees that the pointer is valid, and not written elsewhere,
         // for `'a`.
+        // INVARIANT: The caller guarantees `nr <= FOLIO_BATCH_SIZE` and the first `nr` entries.
         unsafe { &*ptr.cast() }
     }
 
@@ -115,9 +117,10 @@ impl<S: RefState> FolioBatch<S> {
     pub fn len(&self) -> usize {
         // SAFETY: By the type invariants, `inner` is valid.
         let nr = usize::from(unsafe { (*self.as_raw()).nr });
-        // SAFETY: By the type invariants, `nr <= FOLIO_BATCH_SIZE`. Saying so lets the compiler
-        // drop the bounds check (and its panic) of `iter()`'s slice and the overflow check of
-        // `space()`.
+        // SAFETY: By the type invariants, `nr <= FOLIO_BATCH_SIZE`, and nothing writes `nr`
+        // while `self` is borrowed (`&mut self` methods, or C given an owned batch; the type is
+        // not `Sync`). Saying so lets the compiler drop the bounds check (and its panic) of
+        // `iter()`'s slice and the overflow check of `space()`.
         unsafe { core::hint::assert_unchecked(nr <= FOLIO_BATCH_SIZE) };
         nr
     }
@@ -181,7 +184,8 @@ impl<S: RefState> FolioBatch<S> {
         let batch = self.as_raw();
         // SAFETY: By the type invariants, `inner` is valid and `len < FOLIO_BATCH_SIZE`;
         // `&mut self` makes the access unique.
-        // INVARIANT: The folio is not null, and the caller keeps it valid and in state `S`.
+        // INVARIANT: The folio is not null, and the caller keeps it valid and in state `S`;
+        // `nr` becomes at most `FOLIO_BATCH_SIZE`, as `len < FOLIO_BATCH_SIZE`.
         unsafe {
             (*batch).folios[len] = folio.as_raw();
             (*batch).nr += 1;
