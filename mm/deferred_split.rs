@@ -167,8 +167,8 @@ unsafe fn unqueue_from<'a>(
 /// # Safety
 ///
 /// - `fbatch` must point to a valid `struct folio_batch` (`nr` at most `FOLIO_BATCH_SIZE`) without
-///   null entries, whose folios all have a reference count of zero and are not yet uncharged from their memory cgroup; the
-///   caller is the path that frees them.
+///   null entries, whose folios all have a reference count of zero and are not yet uncharged
+///   from their memory cgroup; the caller is the path that frees them.
 /// - The caller must not hold a lruvec lock.
 #[export]
 pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut bindings::folio_batch) {
