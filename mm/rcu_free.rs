@@ -339,8 +339,8 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 /// period. With `sync`, it also waits for the work items that are freeing folios they took, so
 /// that all that waited is free when it returns: for the allocator before OOM and for callers
 /// about to test that pages are free (isolation, memory offline, memory failure). It does not
-/// wait for a grace period when none waits, nor for a batch that a concurrent call on another
-/// CPU took off a list and is still freeing.
+/// wait for a grace period when none waits. Drains run one at a time (`DrainLock`), so none
+/// returns while another still frees a batch that it took off a list before this one looked.
 ///
 /// Returns the number of pages it freed itself or, if it freed none but waited for a work that
 /// was freeing a batch, 1: zero means that nothing it saw was freed.
@@ -353,6 +353,8 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 /// Process context that may sleep, outside `rcu_read_lock()`.
 #[export]
 pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
+    // SAFETY: The caller guarantees a context that may sleep.
+    let _one_at_a_time = unsafe { DrainLock::lock() };
     let mut waiting = false;
     for_each_pcp(|pcp| {
         // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
@@ -374,6 +376,36 @@ pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
         freed = 1;
     }
     freed
+}
+
+/// The lock that makes [`rcu_free_drain_all`] run one at a time (`rcu_free_drain_mutex`, in
+/// mm/page_alloc.c), held for a whole drain. Two drains that overlapped could each miss what the
+/// other does: a batch the other took off a list and is still freeing, or a list it closed that
+/// the other's `close()` stamped with a newer cookie, so that its `free_done()` frees none of
+/// it. The works never take it, so a drain may wait for them under it.
+struct DrainLock(());
+
+impl DrainLock {
+    /// Takes the lock; sleeps while another drain holds it.
+    ///
+    /// # Safety
+    ///
+    /// Process context that may sleep, not one of the works, not holding the lock already.
+    #[inline]
+    unsafe fn lock() -> Self {
+        // SAFETY: The caller guarantees a context that may sleep.
+        unsafe { bindings::rcu_free_drain_lock() };
+        DrainLock(())
+    }
+}
+
+impl Drop for DrainLock {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `self` was made by `lock()`, which took the lock, in this task: a `DrainLock`
+        // lives on the stack of the drain that took it (it is private and never moved out).
+        unsafe { bindings::rcu_free_drain_unlock() };
+    }
 }
 
 /// Waits for the works of every CPU that are running (or queued to run) to finish: what they
