@@ -48,6 +48,15 @@ use kernel::{
         folio_list::FolioList,
     },
     prelude::*,
+    sync::{
+        atomic::{
+            Atomic,
+            Full,
+            Relaxed, //
+        },
+        barrier::smp_mb,
+    },
+    types::NotThreadSafe,
 };
 
 /// Pages a CPU may hold before it expedites the grace period when memory runs short.
@@ -335,26 +344,52 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
     }
 }
 
+/// The drains that began so far. A drain that finds it moved since its caller arrived knows that
+/// a whole drain began after that and has ended (it holds [`DrainLock`] now): what waited when
+/// the caller arrived is free, so it has nothing left to do. As `lru_add_drain_all()`'s
+/// generation, it saves a queue of callers in the allocator's slow path one expedited grace
+/// period each. Written only under the lock.
+static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
+
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
 /// period. With `sync`, it also waits for the work items that are freeing folios they took, so
 /// that all that waited is free when it returns: for the allocator before OOM and for callers
 /// about to test that pages are free (isolation, memory offline, memory failure). It does not
-/// wait for a grace period when none waits. Drains run one at a time (`DrainLock`), so none
-/// returns while another still frees a batch that it took off a list before this one looked.
+/// wait for a grace period when none waits. Drains run one at a time ([`DrainLock`]).
 ///
-/// Returns the number of pages it freed itself or, if it freed none but waited for a work that
-/// was freeing a batch, 1: zero means that nothing it saw was freed.
+/// Returns the number of pages it freed itself or, if it freed none, 1 when it waited for a work
+/// that was freeing a batch or when a synchronous drain began and ended while it waited for the
+/// lock: zero means that nothing was freed for it (or a fatal signal came first), and a caller
+/// that found pages busy need not look again.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.
 ///
 /// # Safety
 ///
-/// Process context that may sleep, outside `rcu_read_lock()`.
+/// Process context that may sleep, outside `rcu_read_lock()`, not one of this module's works and
+/// not inside a drain (the lock is not recursive).
 #[export]
 pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
-    // SAFETY: The caller guarantees a context that may sleep.
-    let _one_at_a_time = unsafe { DrainLock::lock() };
+    // What the caller saw (a range busy, an allocation failed) is ordered before the sample:
+    // pairs with the full barrier of the increment below.
+    smp_mb(Full);
+    let arrived = DRAIN_GEN.load(Relaxed);
+    // SAFETY: The caller guarantees a context that may sleep, outside the works and any drain.
+    let Some(_one_at_a_time) = (unsafe { DrainLock::lock() }) else {
+        // A fatal signal: the caller is on its way out.
+        return 0;
+    };
+    if DRAIN_GEN.load(Relaxed) != arrived {
+        // A synchronous drain began after the caller arrived and has ended: it closed every list
+        // that held what waited then, freed it and waited for the works. Look again.
+        return 1;
+    }
+    if sync {
+        // Ordered before the lists are closed: a caller that samples the new generation and
+        // later skips its drain relies on this one finding what waited when it sampled.
+        DRAIN_GEN.fetch_add(1, Full);
+    }
     let mut waiting = false;
     for_each_pcp(|pcp| {
         // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
@@ -371,6 +406,9 @@ pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
     }
     // A work item may have taken a batch off its list before we looked, and still be freeing
     // it: a caller about to test that the pages are free, or about to declare OOM, waits for it.
+    // The expedite work may also have closed a list again after we closed it, under a newer
+    // cookie, so that `free_done()` above left it: it frees that list itself after its own
+    // expedited grace period, and this waits for it too.
     // SAFETY: The caller may sleep and is not one of the works.
     if sync && unsafe { flush_works() } && freed == 0 {
         freed = 1;
@@ -382,28 +420,38 @@ pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
 /// mm/page_alloc.c), held for a whole drain. Two drains that overlapped could each miss what the
 /// other does: a batch the other took off a list and is still freeing, or a list it closed that
 /// the other's `close()` stamped with a newer cookie, so that its `free_done()` frees none of
-/// it. The works never take it, so a drain may wait for them under it.
-struct DrainLock(());
+/// it. The works never take it, so a drain may wait for them under it; nothing under it
+/// allocates memory, so the allocator's slow path cannot reach it again from inside.
+#[must_use = "if unused, the drain lock is released at once"]
+struct DrainLock {
+    /// Unlocked by the task that locked it.
+    _not_send: NotThreadSafe,
+}
 
 impl DrainLock {
-    /// Takes the lock; sleeps while another drain holds it.
+    /// Takes the lock, sleeping while another drain holds it; `None` if a fatal signal came
+    /// first.
     ///
     /// # Safety
     ///
-    /// Process context that may sleep, not one of the works, not holding the lock already.
+    /// Process context that may sleep, not one of this module's works, not holding the lock.
     #[inline]
-    unsafe fn lock() -> Self {
+    unsafe fn lock() -> Option<Self> {
         // SAFETY: The caller guarantees a context that may sleep.
-        unsafe { bindings::rcu_free_drain_lock() };
-        DrainLock(())
+        if unsafe { bindings::rcu_free_drain_lock() } != 0 {
+            return None;
+        }
+        Some(DrainLock {
+            _not_send: NotThreadSafe,
+        })
     }
 }
 
 impl Drop for DrainLock {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: `self` was made by `lock()`, which took the lock, in this task: a `DrainLock`
-        // lives on the stack of the drain that took it (it is private and never moved out).
+        // SAFETY: `self` was made by `lock()`, which took the lock, and it is dropped in the
+        // task that took it: it is neither `Send` nor `Sync`.
         unsafe { bindings::rcu_free_drain_unlock() };
     }
 }
