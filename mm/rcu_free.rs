@@ -359,8 +359,9 @@ static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
 ///
 /// Returns the number of pages it freed itself or, if it freed none, 1 when it waited for a work
 /// that was freeing a batch or when a synchronous drain began and ended while it waited for the
-/// lock: zero means that nothing was freed for it (or a fatal signal came first), and a caller
-/// that found pages busy need not look again.
+/// lock. A hint: zero does not prove that nothing was freed for the caller (a drain that ended
+/// between what the caller saw and its call freed it), so the callers look again whatever it
+/// returns.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.
@@ -436,6 +437,7 @@ impl DrainLock {
     ///
     /// Process context that may sleep, not one of this module's works, not holding the lock.
     #[inline]
+    #[must_use = "if unused, the drain lock is released at once"]
     unsafe fn lock() -> Option<Self> {
         // SAFETY: The caller guarantees a context that may sleep.
         if unsafe { bindings::rcu_free_drain_lock() } != 0 {
