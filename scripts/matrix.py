@@ -36,6 +36,10 @@ WARNING = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*war
 RUST_WARNING = re.compile(r"^warning: (?P<msg>.*)$")
 RUST_WHERE = re.compile(r"^\s*--> (?P<file>[^:\s]+):(?P<line>\d+)")
 KCSAN = re.compile(r"BUG: KCSAN: (?P<kind>[a-z-]+) in (?P<what>.*?)\s*$")
+# "read-write (marked) to 0x... of 4 bytes by task 1124 on cpu 0:",
+# "race at unknown origin, with read to 0x... of 8 bytes by interrupt on cpu 1:"
+KCSAN_ACCESS = re.compile(r"(?:^|with )(?:read|write|read-write)(?P<marked> \(marked[^)]*\))?"
+                          r"(?: \([^)]*\))? to 0x[0-9a-f]+ of \d+ bytes by ")
 TIMESTAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]\s?")
 # Lines of a C function definition the series adds or changes.
 C_DEF = re.compile(r"^\+(?:[A-Za-z_][\w\s\*]*?[\s\*])?(?P<name>[a-z_][a-z0-9_]*)\((?!\s*\))")
@@ -223,10 +227,35 @@ def kernel_report_blocks(console):
     return [(b[0], "\n".join(b)) for b in blocks]
 
 
+def kcsan_accesses(block):
+    """The accesses of a KCSAN report: [(marked, stack text)], one per
+    "read to ... by task" (or "write", "read-write", "(marked)", "race at
+    unknown origin, with read to ...") header, with the frames under it."""
+    sides, cur = [], None
+    for line in block.splitlines()[1:]:
+        m = KCSAN_ACCESS.search(line)
+        if m:
+            cur = [bool(m.group("marked")), []]
+            sides.append(cur)
+        elif cur is not None and line.strip():
+            if line.startswith("Reported by") or line.startswith("value changed"):
+                cur = None
+            else:
+                cur[1].append(line)
+        elif cur is not None:
+            cur = None
+    return [(marked, "\n".join(frames)) for marked, frames in sides]
+
+
 def kcsan_races(console, funcs):
     """The KCSAN reports of a kernel log: {"series": Counter, "elsewhere":
-    Counter} of their titles ("data-race in a / b"), the series' being those
-    that name one of its functions in the title or the stacks."""
+    Counter} of their titles ("data-race in a / b"). KCSAN reports a race
+    only where an access is plain, and that is where the annotation or the
+    fix goes: a report is the series' when the stack of one of its plain
+    (unmarked) accesses names one of the series' functions. A plain read of
+    upstream code racing with the series' atomic refcount or bitop is not
+    (snapshot_page() of /proc/kpageflags copies struct page with memcpy()).
+    A report without access lines falls back to its whole text."""
     out = {"series": Counter(), "elsewhere": Counter()}
     for title, block in kernel_report_blocks(console):
         m = KCSAN.search(title)
@@ -234,7 +263,12 @@ def kcsan_races(console, funcs):
             continue
         what = re.sub(r"\+0x[0-9a-f]+/0x[0-9a-f]+", "", m.group("what"))
         key = f"{m.group('kind')} in {what}"
-        out["series" if in_series(block, funcs) else "elsewhere"][key] += 1
+        sides = kcsan_accesses(block)
+        if sides:
+            ours = any(not marked and in_series(stack, funcs) for marked, stack in sides)
+        else:
+            ours = in_series(block, funcs)
+        out["series" if ours else "elsewhere"][key] += 1
     return out
 
 

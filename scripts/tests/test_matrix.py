@@ -112,6 +112,70 @@ def test_kcsan_races_split_series_and_elsewhere():
     assert dict(races["elsewhere"]) == {"data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick": 2}
 
 
+# Two reports of the kcsan entry (2026-12-02), timestamps cut: upstream's
+# snapshot_page() (a plain memcpy() of struct page for /proc/kpageflags)
+# against a marked refcount update in a function the series changes, and
+# the lockless copy against write() with the series' data_race() taken out.
+KCSAN_REAL = """\
+==================================================================
+BUG: KCSAN: data-race in shmem_file_read_iter / snapshot_page
+
+read-write (marked) to 0xffffea0001278034 of 4 bytes by task 1124 on cpu 0:
+ shmem_file_read_iter+0x4ea/0x710
+ vfs_read+0x24e/0x280
+
+read to 0xffffea0001278000 of 128 bytes by task 1125 on cpu 2:
+ snapshot_page+0x153/0x250
+ stable_page_flags+0x48/0x3a0
+ kpage_read+0x4bf/0x550
+
+Reported by Kernel Concurrency Sanitizer on:
+CPU: 2 UID: 0 PID: 1125 Comm: pagecache_split Tainted: G                 N  7.3.4 #2
+==================================================================
+==================================================================
+BUG: KCSAN: data-race in _copy_to_iter / copy_folio_from_iter_atomic
+
+write to 0xffff8880059fe007 of 1 bytes by task 1137 on cpu 0:
+ copy_folio_from_iter_atomic+0x1e4/0xb70
+ generic_perform_write+0x29c/0x3e0
+ shmem_file_write_iter+0x7b/0xa0
+
+read to 0xffff8880059fe000 of 4096 bytes by task 1134 on cpu 2:
+ _copy_to_iter+0xeb/0xa30
+ copy_page_to_iter+0x126/0x180
+ shmem_file_read_iter+0x4a7/0x710
+
+Reported by Kernel Concurrency Sanitizer on:
+==================================================================
+==================================================================
+BUG: KCSAN: data-race in filemap_read_nolock / folio_split
+
+race at unknown origin, with read to 0xffff of 8 bytes by task 1 on cpu 0:
+ filemap_read_nolock+0x120/0x300
+
+value changed: 0x1 -> 0x2
+==================================================================
+"""
+
+
+def test_kcsan_races_go_by_the_plain_access():
+    funcs = {"shmem_file_read_iter", "filemap_read_nolock"}
+    races = matrix.kcsan_races(KCSAN_REAL, funcs)
+    # The plain access is upstream's snapshot_page(): not the series' to mark.
+    assert dict(races["elsewhere"]) == {"data-race in shmem_file_read_iter / snapshot_page": 1}
+    # The plain read is the series' copy (its stack names shmem_file_read_iter);
+    # a report of unknown origin has one access, plain, in the series.
+    assert dict(races["series"]) == {
+        "data-race in _copy_to_iter / copy_folio_from_iter_atomic": 1,
+        "data-race in filemap_read_nolock / folio_split": 1}
+
+
+def test_kcsan_accesses_parse_marked_and_plain():
+    sides = matrix.kcsan_accesses(KCSAN_REAL.split("=\n=")[0])
+    assert [(m, s.split("+")[0].strip()) for m, s in sides] == [
+        (True, "shmem_file_read_iter"), (False, "snapshot_page")]
+
+
 def test_in_series_matches_rust_mangled_names():
     funcs = {"8rcu_free", "filemap_read"}
     assert matrix.in_series("_RNvNtCs1234_8rcu_free3pcp4lock+0x1/0x2", funcs)
