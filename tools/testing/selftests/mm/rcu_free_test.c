@@ -379,14 +379,13 @@ static const char *const cma_counters[] = {
 	"pgmigrate_success", "pgmigrate_fail", "compact_isolated",
 	"compact_daemon_wake", "pgscan_kswapd", "nr_isolated_anon", "nr_isolated_file",
 };
-#define NR_CMA_COUNTERS	(sizeof(cma_counters) / sizeof(cma_counters[0]))
 
 static bool cma_trace_start(long *counters)
 {
 	int fd;
 	size_t i;
 
-	for (i = 0; i < NR_CMA_COUNTERS; i++)
+	for (i = 0; i < ARRAY_SIZE(cma_counters); i++)
 		counters[i] = read_vmstat(cma_counters[i]);
 	/* sys/mount.h clashes with vm_util.h's linux/fs.h. */
 	if (access(ISOLATED_EVENT, F_OK) &&
@@ -398,7 +397,7 @@ static bool cma_trace_start(long *counters)
 	return !write_long(ISOLATED_EVENT "/enable", 1);
 }
 
-static long kpageflags(long pfn)
+static long page_flags(long pfn)
 {
 	uint64_t word;
 	int fd = open("/proc/kpageflags", O_RDONLY);
@@ -424,7 +423,7 @@ static bool cma_trace_report(bool traced, const long *counters)
 	bool file_page = false;
 	FILE *f;
 
-	for (i = 0; i < (long)NR_CMA_COUNTERS; i++) {
+	for (i = 0; i < (long)ARRAY_SIZE(cma_counters); i++) {
 		long now = read_vmstat(cma_counters[i]);
 
 		ksft_print_msg("  %s: %ld (%+ld)\n", cma_counters[i], now, now - counters[i]);
@@ -451,9 +450,9 @@ static bool cma_trace_report(bool traced, const long *counters)
 	for (i = 0; i < nr_cma_pfns; i++)
 		file_page |= cma_pfns[i] == busy;
 	ksft_print_msg("  %ld failed test(s); busy pfn %#lx (%s), kpageflags %#lx\n", fails, busy,
-		       file_page ? "a page of the file" : "not the file's", kpageflags(busy));
+		       file_page ? "a page of the file" : "not the file's", page_flags(busy));
 	usleep(100000);
-	ksft_print_msg("  100 ms later: kpageflags %#lx\n", kpageflags(busy));
+	ksft_print_msg("  100 ms later: kpageflags %#lx\n", page_flags(busy));
 	return file_page;
 }
 
@@ -623,7 +622,7 @@ static void cma_test(int nth)
 	long count = read_long(CMA_DIR "/count");
 	long chunk, deferred, n, i;
 	int fd, ret, round, attempt;
-	long counters[NR_CMA_COUNTERS];
+	long counters[ARRAY_SIZE(cma_counters)];
 	off_t size, *offs;
 	char buf[16], name[4096];
 	bool traced, blamed = false;
