@@ -397,15 +397,16 @@ static bool cma_trace_start(long *counters)
 	return !write_long(ISOLATED_EVENT "/enable", 1);
 }
 
+/* The page's /proc/kpageflags word (vm_util's pageflags_get()), -1 if unreadable. */
 static long page_flags(long pfn)
 {
-	uint64_t word;
 	int fd = open("/proc/kpageflags", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : pread(fd, &word, sizeof(word), pfn * sizeof(word));
+	uint64_t flags;
+	long ret = fd >= 0 && !pageflags_get(pfn, fd, &flags) ? (long)flags : -1;
 
 	if (fd >= 0)
 		close(fd);
-	return n == sizeof(word) ? (long)word : -1;
+	return ret;
 }
 
 /*
