@@ -674,8 +674,8 @@ static void cma_test(int nth)
 			       n, left);
 		n = left;
 		if (!n || attempt == 2) {
-			ksft_test_result_skip("alloc_contig_range %d: the file's pages in the CMA area %s\n",
-					      nth, n ? "kept changing" : "were reclaimed");
+			ksft_test_result_skip("alloc_contig_range %d: CMA pages of the file %s\n",
+					      nth, n ? "kept changing" : "reclaimed");
 			goto out;
 		}
 	}
