@@ -196,6 +196,12 @@ mod tests {
         sync::aref::ARef,
     };
 
+    /// The order of a PMD-mapped THP.
+    fn pmd_order() -> u32 {
+        // SAFETY: `hpage_pmd_order()` has no preconditions.
+        unsafe { bindings::hpage_pmd_order() }
+    }
+
     /// A charged folio of `order` with one reference.
     fn alloc_folio(order: u32) -> Result<ARef<Folio>> {
         let folio = Folio::alloc(GFP_KERNEL, order)?;
@@ -254,7 +260,7 @@ mod tests {
         if !thp_ready() {
             return Ok(());
         }
-        let orders = [0, 1, 2, 4, bindings::HPAGE_PMD_ORDER];
+        let orders = [0, 1, 2, 4, pmd_order()];
         let mut folios = KVec::new();
         for order in orders {
             folios.push(alloc_folio(order)?, GFP_KERNEL)?;
@@ -339,7 +345,7 @@ mod tests {
         let mut folios = KVec::new();
         let mut nid = None;
         let mut queued = 0;
-        for order in [2, 3, bindings::HPAGE_PMD_ORDER, 0] {
+        for order in [2, 3, pmd_order(), 0] {
             let folio = alloc_folio(order)?;
             if order > 1 {
                 queue(&folio, true);
@@ -374,7 +380,7 @@ mod tests {
         if !thp_ready() {
             return Ok(());
         }
-        let folio = alloc_folio(bindings::HPAGE_PMD_ORDER)?;
+        let folio = alloc_folio(pmd_order())?;
         let nid = folio.nid();
         let before = lru().count_node(nid);
         queue(&folio, false);

@@ -47,7 +47,9 @@ use kernel::{
         folio_batch::FolioBatch,
         folio_list::FolioList,
     },
+    page::PAGE_SIZE,
     prelude::*,
+    sizes::SZ_2M,
     sync::{
         atomic::{
             Atomic,
@@ -59,8 +61,9 @@ use kernel::{
     types::NotThreadSafe,
 };
 
-/// Pages a CPU may hold before it expedites the grace period when memory runs short.
-pub const EXPEDITE_PAGES: c_ulong = 512;
+/// Pages a CPU may hold before it expedites the grace period when memory runs short: 2 MiB
+/// whatever the page size (512 pages of 4 KiB, 32 of 64 KiB).
+pub const EXPEDITE_PAGES: c_ulong = SZ_2M / PAGE_SIZE;
 
 /// One CPU's deferred frees, locked: interrupts are disabled and `pcp->lock` is held.
 ///

@@ -88,6 +88,15 @@ __rust_helper bool rust_helper_folio_deferred_list_empty_racy(struct folio *foli
 	 */
 	return data_race(list_empty(&folio->_deferred_list));
 }
+
+/*
+ * Not a constant bindgen can give Rust: PMD_SHIFT is an expression of macros
+ * on arm64 and a variable set at boot on powerpc book3s64.
+ */
+__rust_helper unsigned int rust_helper_hpage_pmd_order(void)
+{
+	return HPAGE_PMD_ORDER;
+}
 #endif
 
 __rust_helper void rust_helper_mod_mthp_stat(int order, enum mthp_stat_item item, int delta)

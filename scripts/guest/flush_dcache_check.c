@@ -9,7 +9,7 @@
  * (mapping_writably_mapped()) to the normal path, which calls
  * flush_dcache_folio() before it copies. This program shows that path taken:
  *
- *  1. a hot 16-byte read of a file in <dir> is copied without a folio
+ *  1. hot 16-byte reads of a file in <dir> are copied without a folio
  *     reference (/sys/kernel/debug/filemap/lockless_reads_copied grows);
  *  2. with the file mapped MAP_SHARED and PROT_WRITE and a word written
  *     through the mapping, the same reads are not (the counter stays), a
@@ -40,7 +40,7 @@
 #endif
 
 #define COPIED "/sys/kernel/debug/filemap/lockless_reads_copied"
-#define SIZE (64 * 1024)
+#define SIZE (256 * 1024)
 #define READS 1000
 #define EVENT "matrix_flush_dcache"
 
@@ -145,15 +145,19 @@ static void kprobe_stop(void)
 	write_str(tracing, "kprobe_events", "-:" EVENT "\n", O_APPEND);
 }
 
-/* READS reads of 16 bytes at offset 0: the lockless copies they made. */
-static long long hot_reads(int fd, char *first)
+/*
+ * @reads reads of 16 bytes, at the start of the first and of the second page
+ * in turn: the lockless copies they made.
+ */
+static long long hot_reads(int fd, char *first, int reads)
 {
 	long long before = read_number(COPIED);
+	long page = sysconf(_SC_PAGESIZE);
 	char buf[16];
 	int i;
 
-	for (i = 0; i < READS; i++) {
-		if (pread(fd, buf, sizeof(buf), 0) != sizeof(buf)) {
+	for (i = 0; i < reads; i++) {
+		if (pread(fd, buf, sizeof(buf), i % 2 * page) != sizeof(buf)) {
 			perror("pread");
 			exit(1);
 		}
@@ -161,6 +165,84 @@ static long long hot_reads(int fd, char *first)
 			memcpy(first, buf, sizeof(buf));
 	}
 	return read_number(COPIED) - before;
+}
+
+/*
+ * Make the folios of the first two pages hot. A read marks its folio
+ * accessed unless the previous read of the same open file ended in it
+ * (filemap_read()), and the two pages may share a large folio (ext2): each
+ * read here is on a file opened for it. A folio that is new, or queued for
+ * activation, waits in a per-CPU LRU batch and is made active only when
+ * that batch drains, which two folios never fill (and another CPU's batch
+ * is not looked into): compaction drains every CPU's batches first
+ * (lru_add_drain_all()).
+ */
+static void make_hot(const char *path)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int round, i, fd;
+	char buf[16];
+
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < 4; i++) {
+			fd = open(path, O_RDONLY);
+			if (fd < 0 || pread(fd, buf, sizeof(buf), i % 2 * page) != sizeof(buf)) {
+				perror(path);
+				exit(1);
+			}
+			close(fd);
+		}
+		if (write_str("/proc/sys/vm", "compact_memory", "1", 0) && !round)
+			printf("# no /proc/sys/vm/compact_memory: the LRU batches drain when they do\n");
+	}
+}
+
+/*
+ * On a failed step: the /proc/kpageflags bits of the first two pages
+ * (through a read-only mapping of a read-only descriptor, which leaves the
+ * file not writably mapped), to tell why the reads were not lockless.
+ */
+static void tell_flags(const char *path)
+{
+	static const char *const names[] = {
+		[2] = "referenced", [3] = "uptodate", [4] = "dirty", [5] = "lru",
+		[6] = "active", [8] = "writeback", [9] = "reclaim", [13] = "private",
+		[18] = "unevictable", [25] = "idle",
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = open(path, O_RDONLY), pm = open("/proc/self/pagemap", O_RDONLY);
+	int kpf = open("/proc/kpageflags", O_RDONLY);
+	unsigned long long pfn, flags;
+	volatile char *map;
+	unsigned int i, b;
+
+	map = fd < 0 ? MAP_FAILED : mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED || pm < 0 || kpf < 0) {
+		printf("# no page flags (pagemap, kpageflags)\n");
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		(void)map[i * page];
+		if (pread(pm, &pfn, 8, ((unsigned long)map / page + i) * 8) != 8 ||
+		    !(pfn >> 63) ||
+		    pread(kpf, &flags, 8, (pfn & ((1ULL << 55) - 1)) * 8) != 8) {
+			printf("# page %u: no pfn\n", i);
+			continue;
+		}
+		printf("# page %u flags %#llx:", i, flags);
+		for (b = 0; b < sizeof(names) / sizeof(names[0]); b++)
+			if (names[b] && flags >> b & 1)
+				printf(" %s", names[b]);
+		printf("\n");
+	}
+	munmap((void *)map, 2 * page);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (pm >= 0)
+		close(pm);
+	if (kpf >= 0)
+		close(kpf);
 }
 
 int main(int argc, char **argv)
@@ -197,10 +279,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	/* Hot: the reads mark the folio accessed until it gets PG_rcu_free. */
-	hot_reads(fd, NULL);
-	warm = hot_reads(fd, NULL);
+	/* Hot: the reads mark the folios accessed until they get PG_rcu_free. */
+	make_hot(path);
+	warm = hot_reads(fd, NULL, READS);
 	result(warm >= READS / 2, NULL, "lockless reads of the unmapped file (%lld of %d)", warm, READS);
+	if (warm < READS / 2)
+		tell_flags(path);
 
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
@@ -210,7 +294,7 @@ int main(int argc, char **argv)
 	memcpy(map, "written via mmap", 16);
 	if (FLUSH_DCACHE && kprobe_start())
 		printf("# no kprobe event on flush_dcache_folio (KPROBE_EVENTS, tracefs)\n");
-	mapped = hot_reads(fd, got);
+	mapped = hot_reads(fd, got, READS);
 	if (FLUSH_DCACHE && tracing)
 		hits = count_hits();
 	kprobe_stop();
@@ -229,7 +313,7 @@ int main(int argc, char **argv)
 	       "the reads return the bytes written through the mapping (\"%.16s\")", got);
 
 	munmap(map, SIZE);
-	after = hot_reads(fd, NULL);
+	after = hot_reads(fd, NULL, READS);
 	result(after >= READS / 2, NULL, "lockless reads again after munmap (%lld of %d)", after, READS);
 	close(fd);
 	unlink(path);
