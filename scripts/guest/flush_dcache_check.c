@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flush_dcache_check <dir>: the lockless read and a writable shared
- * mapping (make matrix, entry arm64; scripts/guest/tests.txt).
+ * mapping (make check on x86, make matrix entry arm64;
+ * scripts/guest/tests.txt).
  *
  * On an architecture whose user mappings may alias the kernel's
  * (ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE: arm64, arm, riscv, powerpc, ...),
@@ -33,15 +34,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__) || defined(__s390__)
-#define FLUSH_DCACHE 0
+/* ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE: the architectures that define it 1. */
+#if defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__) || \
+	defined(__mips__) || defined(__sparc__) || defined(__hppa__) || defined(__sh__) || \
+	defined(__m68k__) || defined(__xtensa__) || defined(__arc__) || defined(__csky__) || \
+	defined(__microblaze__) || defined(__nios2__) || defined(__or1k__)
+#define FLUSH_DCACHE 1
 #else
-#define FLUSH_DCACHE 1 /* ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE */
+#define FLUSH_DCACHE 0 /* x86, s390, loongarch, um: the asm-generic no-op */
 #endif
 
 #define COPIED "/sys/kernel/debug/filemap/lockless_reads_copied"
 #define SIZE (256 * 1024)
 #define READS 1000
+/*
+ * Reads of hot folios that may take the normal path: one per folio, if
+ * compaction migrated it (the new folio gets PG_rcu_free at its next read).
+ */
+#define SLACK 4
 #define EVENT "matrix_flush_dcache"
 
 static const char *tracing;
@@ -206,8 +216,9 @@ static void tell_flags(const char *path)
 {
 	static const char *const names[] = {
 		[2] = "referenced", [3] = "uptodate", [4] = "dirty", [5] = "lru",
-		[6] = "active", [8] = "writeback", [9] = "reclaim", [13] = "private",
-		[18] = "unevictable", [25] = "idle",
+		[6] = "active", [8] = "writeback", [9] = "reclaim", [13] = "swapcache",
+		[15] = "head", [16] = "tail", [18] = "unevictable", [25] = "idle",
+		[35] = "private",
 	};
 	long page = sysconf(_SC_PAGESIZE);
 	int fd = open(path, O_RDONLY), pm = open("/proc/self/pagemap", O_RDONLY);
@@ -235,6 +246,7 @@ static void tell_flags(const char *path)
 				printf(" %s", names[b]);
 		printf("\n");
 	}
+	printf("# (kpageflags has no PG_rcu_free, PG_workingset or MGLRU references)\n");
 	munmap((void *)map, 2 * page);
 out:
 	if (fd >= 0)
@@ -282,8 +294,9 @@ int main(int argc, char **argv)
 	/* Hot: the reads mark the folios accessed until they get PG_rcu_free. */
 	make_hot(path);
 	warm = hot_reads(fd, NULL, READS);
-	result(warm >= READS / 2, NULL, "lockless reads of the unmapped file (%lld of %d)", warm, READS);
-	if (warm < READS / 2)
+	result(warm >= READS - SLACK, NULL, "lockless reads of the unmapped file (%lld of %d)", warm,
+	       READS);
+	if (warm < READS - SLACK)
 		tell_flags(path);
 
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -302,7 +315,7 @@ int main(int argc, char **argv)
 		result(mapped == 0, NULL, "no lockless reads while mapped writably (%lld of %d)",
 		       mapped, READS);
 	else
-		result(mapped >= READS / 2, NULL,
+		result(mapped >= READS - SLACK, NULL,
 		       "lockless reads while mapped writably, no aliasing here (%lld of %d)",
 		       mapped, READS);
 	result(!FLUSH_DCACHE || hits >= READS,
@@ -314,7 +327,8 @@ int main(int argc, char **argv)
 
 	munmap(map, SIZE);
 	after = hot_reads(fd, NULL, READS);
-	result(after >= READS / 2, NULL, "lockless reads again after munmap (%lld of %d)", after, READS);
+	result(after >= READS - SLACK, NULL, "lockless reads again after munmap (%lld of %d)", after,
+	       READS);
 	close(fd);
 	unlink(path);
 	printf("# %s\n", failed ? "FAIL" : "PASS");
