@@ -12,6 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 out=${TCG_PLUGIN_OUT:-$top/build/tcg-plugin}
 mkdir -p "$out/bin" "$out/results"
+out=$(cd "$out" && pwd)	# the cargo and test steps run from $here
 
 for tool in cargo qemu-x86_64 python3 nm; do
 	command -v "$tool" >/dev/null || {
