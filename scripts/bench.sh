@@ -42,6 +42,12 @@ if [ -z "$llvm_asked" ]; then
 	fi
 fi
 export LLVM_VERSION
+# The counts need the plugin: if it does not build or load, say so in one
+# line and measure as without COUNT (the timed workloads), before any build.
+if [ -n "$COUNT" ] && ! why_not=$(tcg_plugin_ready); then
+	step "bench: COUNT=$COUNT: $why_not; the bench goes on without the counts (timed workloads)"
+	COUNT=
+fi
 out=$BUILD/bench
 mkdir -p "$out"
 runs=()
@@ -64,13 +70,19 @@ for variant in base series; do
 	if [ "$COUNT" = insn ]; then smps=1; else smps=$C2C_VCPUS; fi
 	for smp in $smps; do
 		name=$variant-$COUNT$([ "$COUNT" = insn ] || echo "-$smp")
-		CONFIG=perf MODE=bench PLUGIN=$COUNT SMP=$smp "$TOP/scripts/boot.sh"
-		rm -rf "$out/count/$name" && mkdir -p "$out/count/$name"
+		rm -rf "${out:?}/count/$name"
+		# A boot that fails (a timeout, a crash) loses its counts alone.
+		if ! CONFIG=perf MODE=bench PLUGIN=$COUNT SMP=$smp TIMEOUT=${TIMEOUT:-3600} "$TOP/scripts/boot.sh"; then
+			step "bench: $name: the boot failed ($run/console.log); its counts are left out"
+			continue
+		fi
+		mkdir -p "$out/count/$name"
 		find "$run" -maxdepth 1 -type f ! -name symbols.map -exec cp {} "$out/count/$name/" \;
 		runs+=("$out/count/$name")
 	done
 done
 if [ -n "$COUNT" ]; then
+	[ ${#runs[@]} != 0 ] || die "bench: COUNT=$COUNT: no boot finished; results.md unchanged"
 	/usr/bin/python3 "$TOP/scripts/bench_count_report.py" "$out/count-$COUNT" "${runs[@]}"
 	halves=("count-$COUNT")
 	if [ -f "$out/count-insn.json" ] && [ -f "$out/count-c2c.json" ]; then

@@ -33,12 +33,13 @@ UNITS = {
     "small": "16-byte read",
     "large": "64K read",
     "seq": "1 MiB read (cold)",
-    "dontneed": "16-byte read, 1 pass + drop",
+    "lockstep": "16-byte read, in turn",
+    "dontneed": "hot 16-byte read + drop (64 pages)",
     "refault": "4K read + drop",
     "free": "16K folio freed",
     "partial": "PMD folio freed",
 }
-ORDER = ["small", "large", "seq", "dontneed", "refault", "free", "partial"]
+ORDER = ["small", "lockstep", "large", "seq", "dontneed", "refault", "free", "partial"]
 PROGRAM = {"free": "deferred_split_bench", "partial": "deferred_split_bench"}
 
 
@@ -99,18 +100,25 @@ def regions(path):
     return out
 
 
-def pair(records, regs):
-    """Pairs each record with the next region whose op count is the run's
-    ("ops" of its result), skipping regions in between (a run that left no
-    record); a record without a match stays unpaired."""
-    j = 0
-    for r in records:
-        ops = (r.get("result") or {}).get("ops") if isinstance(r.get("result"), dict) else None
-        for k in range(j, min(j + 4, len(regs))):
-            if ops is not None and regs[k].get("ops") == ops and regs[k].get("complete"):
-                r["region"] = regs[k]
-                j = k + 1
-                break
+def pair(records, regs, where=""):
+    """Pairs the records of runs that finished (a result with "ops") with
+    the complete regions, strictly in order: each finished run opened and
+    closed exactly one region. A run that died leaves a broken record and,
+    if it got past its start marker, an incomplete region (closed by the
+    next run's reset marker); both are left out. Different numbers of
+    finished runs and complete regions, or a pair whose op counts differ,
+    stop the report: pairing by op count alone could swap runs of the same
+    size (the on and off runs of one workload)."""
+    done = [r for r in records if isinstance(r.get("result"), dict) and r["result"].get("ops") is not None]
+    full = [g for g in regs if g.get("complete")]
+    if len(done) != len(full):
+        sys.exit(f"bench_count_report: {where}: {len(done)} finished runs but {len(full)} complete "
+                 "regions of the plugin: cannot pair them")
+    for r, g in zip(done, full):
+        if g.get("ops") != r["result"]["ops"]:
+            sys.exit(f"bench_count_report: {where}: run {r.get('workload')}-{r.get('fs')} {r.get('mode')} "
+                     f"round {r.get('round')}: {r['result']['ops']} ops, its region {g.get('ops')}")
+        r["region"] = g
     return records
 
 
@@ -125,7 +133,7 @@ def load(run_dirs):
         if not m:
             sys.exit(f"bench_count_report: {d}: not <variant>-<count>[-<vcpus>]")
         variant, count, vcpus = m.group(1), m.group(2), m.group(3)
-        recs = pair(count_records(d / "results.txt"), regions(d / "plugin.json"))
+        recs = pair(count_records(d / "results.txt"), regions(d / "plugin.json"), str(d))
         nm = {p: NmSymbols(d / f"{p}.nm") for p in ("read_bench", "deferred_split_bench")}
         guest = (d / "guest.txt").read_text().strip() if (d / "guest.txt").exists() else ""
         runs.append(dict(dir=d, variant=variant, count=count, vcpus=vcpus, records=recs, nm=nm, guest=guest))
@@ -152,17 +160,17 @@ def insn_tables(runs):
             ops = reg["ops"]
             key = (r["workload"], r["fs"])
             cells.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
-                (reg["user"] / ops, reg["kernel"] / ops))
+                (reg["user"] / ops, reg["kernel"] / ops, reg.get("rep", 0) / ops))
     rows, data = [], []
     cols = ["base", "series-off", "series-on", "series"]
     keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
     used = [c for c in cols if any(c in cells[k] for k in keys)]
     head = "| workload | fs | per | " + " | ".join(f"{c} user / kernel" for c in used)
-    head += " | kernel, series/base | spread of the rounds |"
+    head += " | kernel, series/base | rep string iterations | spread of the rounds |"
     rows += [head, "|" + "---|" * (head.count("|") - 1)]
     for k in keys:
         line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
-        med, worst, spreads = {}, 0.0, []
+        med, worst, spreads, reps = {}, 0.0, [], []
         entry = {"workload": k[0], "fs": k[1], "unit": UNITS.get(k[0], "op"), "columns": {}}
         for c in used:
             v = cells[k].get(c)
@@ -171,6 +179,8 @@ def insn_tables(runs):
                 continue
             u = statistics.median(x[0] for x in v)
             kk = statistics.median(x[1] for x in v)
+            rp = statistics.median(x[2] for x in v)
+            reps.append(f"{c.replace('series-', '')} {fmt(rp)}")
             tot = [x[0] + x[1] for x in v]
             spread = (max(tot) - min(tot)) / statistics.median(tot) * 100 if len(tot) > 1 else None
             worst = max(worst, spread or 0.0)
@@ -178,7 +188,7 @@ def insn_tables(runs):
                 flag = " **> 0.5%**" if spread > SPREAD_LIMIT else ""
                 spreads.append(f"{c.replace('series-', '')} {spread:.2f}% ({len(v)}){flag}")
             med[c] = kk
-            entry["columns"][c] = dict(user_per_op=u, kernel_per_op=kk, rounds=len(v),
+            entry["columns"][c] = dict(user_per_op=u, kernel_per_op=kk, rep_per_op=rp, rounds=len(v),
                                        totals_per_op=tot, spread_pct=spread)
             line += f" {fmt(u)} / {fmt(kk)} |"
         ratios = []
@@ -186,6 +196,7 @@ def insn_tables(runs):
             if c in med and "base" in med and med["base"]:
                 ratios.append(f"{c.replace('series-', '')} {med[c] / med['base']:.3f}x")
         line += f" {', '.join(ratios) or '-'} |"
+        line += f" {', '.join(reps)} |"
         line += f" {', '.join(spreads) or '-'} |"
         entry["worst_spread_pct"] = worst
         rows.append(line)
@@ -235,9 +246,14 @@ def c2c_tables(runs, top_n=6):
                 ops = reg["ops"]
                 nm = run["nm"][PROGRAM.get(r["workload"], "read_bench")]
                 pfn = r.get("pfn")
-                folio = sum(t["transfers"] for t in reg.get("top", [])
-                            if pfn is not None and folio_pfn(t) is not None and 0 <= folio_pfn(t) - pfn < 4)
-                pages = sum(t["transfers"] for t in reg.get("top", []) if folio_pfn(t) is not None)
+                if "vmemmap" in reg:
+                    # Every struct page line that moved (the plugin's list).
+                    folio = sum(t for p, t in reg["vmemmap"] if p == pfn)
+                    pages = sum(t for _, t in reg["vmemmap"])
+                else:  # a plugin before the list: the top lines only
+                    folio = sum(t["transfers"] for t in reg.get("top", [])
+                                if pfn is not None and folio_pfn(t) == pfn)
+                    pages = sum(t["transfers"] for t in reg.get("top", []) if folio_pfn(t) is not None)
                 key = (r["workload"], r["fs"])
                 col = column(run["variant"], r["mode"])
                 cells.setdefault(key, {}).setdefault(col, []).append(
@@ -250,7 +266,8 @@ def c2c_tables(runs, top_n=6):
         keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
         cols = [c for c in ("base", "series-off", "series-on", "series") if any(c in cells[k] for k in keys)]
         rows += ["", f"**{vcpus} vCPUs** (MTTCG), transfers per operation: all lines / the hot folio's"
-                 " struct page lines (head pfn + 0..3) / any struct page line in the top list", ""]
+                 " line (its head `struct page`: `flags`, `_refcount`) / every `vmemmap` line (any"
+                 " `struct page`, or a `struct slab` over one)", ""]
         head = "| workload | fs | per | " + " | ".join(cols) + " |"
         rows += [head, "|" + "---|" * (head.count("|") - 1)]
         for k in keys:
@@ -293,7 +310,9 @@ def main():
                       " (did it load? see the boot's output).")
     if "insn" in counts:
         rows, data, unpaired = insn_tables([r for r in runs if r["count"] == "insn"])
-        md += ["Instructions per operation (all vCPUs, user / kernel; median of the rounds), `-icount`:", ""]
+        md += ["Instructions per operation (all vCPUs, user / kernel; median of the rounds), `-icount`;"
+               " a `rep` string instruction (the kernel's copies and clears: `rep movsb`, `rep stosb`)"
+               " counts once, its iterations in their own column:", ""]
         md += rows
         if unpaired:
             md += ["", f"{unpaired} runs had no matching plugin region (left out)."]

@@ -172,23 +172,14 @@ tcg) accel=tcg why="ACCEL=tcg" ;;
 esac
 [ "$arch" != arm64 ] || why="an arm64 guest runs under TCG only here"
 
-# The plugin: built with cargo into $BUILD/tcg-plugin (incremental), then
-# loaded once by a QEMU without a machine. Either failing is one line, and
-# the guest boots without it (the report then has no counts).
+# The plugin (lib.sh's tcg_plugin_ready): built and loaded once by a QEMU
+# without a machine. Either failing is one line, and the guest boots
+# without it (the report then has no counts; make bench checks first).
 plugin=()
-if [ -n "$PLUGIN" ]; then
-	so=$BUILD/tcg-plugin/release/libtcg_bench.so
-	cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
-	mkdir -p "$LOGS"
-	if ! CARGO_TARGET_DIR=$BUILD/tcg-plugin "$cargo" build --release --quiet \
-		--manifest-path "$TOP/scripts/bench/tcg-plugin/Cargo.toml" >"$LOGS/tcg-plugin.log" 2>&1; then
-		step "boot: PLUGIN=$PLUGIN: the tcg-bench plugin did not build ($LOGS/tcg-plugin.log); booting without it"
-		PLUGIN=
-	elif ! echo quit | timeout 30 qemu-system-x86_64 -machine none -display none -monitor stdio \
-		-plugin "$so" >"$run/plugin-probe.log" 2>&1; then
-		step "boot: PLUGIN=$PLUGIN: QEMU does not load the plugin ($(grep -m1 '^qemu-system' "$run/plugin-probe.log" | cut -c1-100)); booting without it"
-		PLUGIN=
-	fi
+so=$BUILD/tcg-plugin/release/libtcg_bench.so
+if [ -n "$PLUGIN" ] && ! why_not=$(tcg_plugin_ready); then
+	step "boot: PLUGIN=$PLUGIN: $why_not; booting without it"
+	PLUGIN=
 fi
 if [ -n "$PLUGIN" ]; then
 	map=$(obj_dir "$CONFIG")/System.map

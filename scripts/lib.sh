@@ -182,3 +182,22 @@ check_cross_arch() {
 	*) die "unknown ARCH '$arch' (x86_64, i386, arm64)" ;;
 	esac
 }
+
+# The tcg-bench QEMU plugin (scripts/bench/tcg-plugin): built with cargo
+# into $BUILD/tcg-plugin (incremental), then loaded once by a QEMU without
+# a machine. Succeeds, or prints the one-line reason why not.
+tcg_plugin_ready() {
+	local so=$BUILD/tcg-plugin/release/libtcg_bench.so cargo
+	cargo=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+	mkdir -p "$LOGS"
+	if ! CARGO_TARGET_DIR=$BUILD/tcg-plugin "$cargo" build --release --quiet \
+		--manifest-path "$TOP/scripts/bench/tcg-plugin/Cargo.toml" >"$LOGS/tcg-plugin.log" 2>&1; then
+		echo "the tcg-bench plugin did not build ($LOGS/tcg-plugin.log)"
+		return 1
+	fi
+	if ! echo quit | timeout 30 qemu-system-x86_64 -machine none -display none -monitor stdio \
+		-plugin "$so" >"$LOGS/plugin-probe.log" 2>&1; then
+		echo "QEMU does not load the plugin ($(grep -m1 '^qemu-system' "$LOGS/plugin-probe.log" | cut -c1-100))"
+		return 1
+	fi
+}

@@ -21,8 +21,15 @@
  * tcg_marker.h): a region from the first thread's creation to the last
  * join, and op markers for the folios each munmap() freed. Each is an
  * 8-byte NOP: without the plugin it costs nothing measurable.
+ *
+ * DSB_PREFAULT=1 in the environment (`make bench COUNT=...`): every thread
+ * first maps and faults in the memory of all its rounds, outside the
+ * region; the region then holds only the discards and the unmaps (what
+ * seeds 000 and 004 change), not the faults and the zeroing of the pages.
+ * It needs THREADS * ROUNDS * SIZE_MB of memory.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +44,12 @@
 #define PMD_SIZE	(2UL << 20)
 #define MTHP_SIZE	(16UL << 10)
 
-static int partial, rounds, pieces = 8;
+static int partial, rounds, pieces = 8, prefault;
 static size_t size;
 static long page_size;
+/* DSB_PREFAULT: the threads and main meet after the faults, and again after
+ * the start marker. */
+static pthread_barrier_t faulted, started;
 
 static void *map_aligned(size_t len)
 {
@@ -71,18 +81,38 @@ static void ops_freed(size_t n)
 		TCG_BENCH_OP();
 }
 
+static char *map_faulted(void)
+{
+	char *p = map_aligned(size);
+	size_t off;
+
+	for (off = 0; off < size; off += page_size)
+		p[off] = 1;
+	return p;
+}
+
 static void *worker(void *arg)
 {
 	size_t folio = partial ? PMD_SIZE : MTHP_SIZE;
+	char **maps = NULL;
 	int r, i;
 
 	(void)arg;
+	if (prefault) {
+		maps = calloc(rounds, sizeof(*maps));
+		if (!maps) {
+			perror("calloc");
+			exit(1);
+		}
+		for (r = 0; r < rounds; r++)
+			maps[r] = map_faulted();
+		pthread_barrier_wait(&faulted);
+		pthread_barrier_wait(&started);
+	}
 	for (r = 0; r < rounds; r++) {
-		char *p = map_aligned(size);
+		char *p = prefault ? maps[r] : map_faulted();
 		size_t off;
 
-		for (off = 0; off < size; off += page_size)
-			p[off] = 1;
 		for (off = 0; off < size; off += folio) {
 			if (!partial) {
 				madvise(p + off, page_size, MADV_DONTNEED);
@@ -95,6 +125,7 @@ static void *worker(void *arg)
 		munmap(p, size);
 		ops_freed(size / folio);
 	}
+	free(maps);
 	return NULL;
 }
 
@@ -123,15 +154,31 @@ int main(int argc, char **argv)
 		pieces = atoi(argv[5]);
 	page_size = sysconf(_SC_PAGESIZE);
 	if (threads < 1 || rounds < 1 || size < PMD_SIZE || pieces < 1 ||
-	    (2 * pieces + 1) * page_size > PMD_SIZE) {
+	    (size_t)((2 * pieces + 1) * page_size) > PMD_SIZE) {
 		fprintf(stderr, "bad arguments\n");
 		return 2;
 	}
+	prefault = getenv("DSB_PREFAULT") && !strcmp(getenv("DSB_PREFAULT"), "1");
 	tids = calloc(threads, sizeof(*tids));
+	pthread_barrier_init(&faulted, NULL, threads + 1);
+	pthread_barrier_init(&started, NULL, threads + 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	TCG_BENCH_START();
-	for (i = 0; i < threads; i++)
-		pthread_create(&tids[i], NULL, worker, NULL);
+	TCG_BENCH_RESET();
+	if (!prefault)
+		TCG_BENCH_START();
+	for (i = 0; i < threads; i++) {
+		errno = pthread_create(&tids[i], NULL, worker, NULL);
+		if (errno) {
+			perror("pthread_create");
+			return 1;
+		}
+	}
+	if (prefault) {
+		pthread_barrier_wait(&faulted);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		TCG_BENCH_START();
+		pthread_barrier_wait(&started);
+	}
 	for (i = 0; i < threads; i++)
 		pthread_join(tids[i], NULL);
 	TCG_BENCH_STOP();

@@ -17,9 +17,17 @@
  *                                the file and drops each after reading it,
  *                                so that every read faults it in again:
  *                                reads/s.
- *   heat FILE                    makes the first 64 pages hot (PG_rcu_free
- *                                where the series is in): 8 rounds over
- *                                them, each read from a fresh open file.
+ *   lockstep FILE THREADS SECONDS  16-byte pread() at offset 0 as small,
+ *                                but the threads take turns, one read each
+ *                                in order: every read follows one by
+ *                                another thread (on another CPU: the
+ *                                threads are pinned), the case of the most
+ *                                cache-line transfers per read with the
+ *                                fewest in flight.
+ *   heat FILE [PAGES]            makes the first PAGES (64) pages hot
+ *                                (PG_rcu_free where the series is in): 8
+ *                                rounds over them, each read from a fresh
+ *                                open file.
  *   pfn FILE                     prints the PFN of the file's page 0.
  *   folio FILE                   makes the file's first 2 MiB one large
  *                                folio where the file system allows it: drops
@@ -34,18 +42,25 @@
  * Prints one JSON object.
  *
  * RB_OPS=N in the environment (`make bench COUNT=...`): the same work in a
- * fixed amount, not for SECONDS: small, large and refault stop after N
- * reads per thread, dontneed after the pass in which N is reached.
+ * fixed amount, not for SECONDS: small, large, lockstep and refault stop
+ * after N reads per thread, dontneed after the pass in which N is reached;
+ * and thread i runs on CPU i (modulo the CPUs), so that the threads of a
+ * cache-line count are on distinct vCPUs. RB_SETTLE_MS=N: dontneed's
+ * thread 0 sleeps N ms after its last drop, inside the region, so that
+ * frees deferred to an RCU grace period are counted with the drop that
+ * caused them, not in the next region.
  *
  * Markers for the tcg-bench QEMU plugin (`make bench COUNT=insn|c2c`,
  * tcg_marker.h): a region from the release of the threads to their last
  * join, one op marker per operation counted in "ops" (a read; for seq a
- * 1 MiB read). Each is an 8-byte NOP: without the plugin it costs nothing
- * measurable beside a system call.
+ * 1 MiB read), and a reset marker before the start (a run that died inside
+ * its region leaves it open). Each is an 8-byte NOP: without the plugin it
+ * costs nothing measurable beside a system call.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,7 +83,10 @@ static long rounds;
 static off_t file_size;
 static long max_ops;
 static atomic_bool stop;
+static atomic_long turn;
 static pthread_barrier_t start;
+static long settle_ms;
+static void *(*work)(void *);
 
 static double now(void)
 {
@@ -93,12 +111,17 @@ static int open_file(void)
 	return fd;
 }
 
+/*
+ * A line of its own: each thread counts its reads in it, and two workers in
+ * one line would move it between the CPUs at every read (false sharing,
+ * found by make bench COUNT=c2c).
+ */
 struct worker {
 	pthread_t thread;
 	long id;
 	long ops;
 	long bytes;
-};
+} __attribute__((aligned(64)));
 
 /* Go on: not stopped, and (RB_OPS) fewer than max_ops done. */
 static bool more(const struct worker *w)
@@ -163,6 +186,31 @@ static void *seq(void *arg)
 	return NULL;
 }
 
+/* 16-byte reads at offset 0, the threads in turn (turn % nr_threads). */
+static void *lockstep(void *arg)
+{
+	struct worker *w = arg;
+	int fd = open_file();
+	char buf[16];
+	long t;
+
+	pthread_barrier_wait(&start);
+	while (more(w)) {
+		while ((t = atomic_load_explicit(&turn, memory_order_acquire)) % nr_threads != w->id)
+			if (atomic_load_explicit(&stop, memory_order_relaxed))
+				goto out;
+		if (pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+			die("pread");
+		TCG_BENCH_OP();
+		w->ops++;
+		w->bytes += sizeof(buf);
+		atomic_store_explicit(&turn, t + 1, memory_order_release);
+	}
+out:
+	close(fd);
+	return NULL;
+}
+
 static void *dontneed(void *arg)
 {
 	struct worker *w = arg;
@@ -182,6 +230,8 @@ static void *dontneed(void *arg)
 		if (w->id == 0)
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	}
+	if (w->id == 0 && settle_ms)
+		usleep(settle_ms * 1000);
 	close(fd);
 	return NULL;
 }
@@ -214,13 +264,13 @@ static void *refault(void *arg)
  * where the last read of the same open file ended: a fresh open file for
  * every read makes each one count, whatever the folio size.
  */
-static void heat(void)
+static void heat(long pages)
 {
 	int round, k, fd;
 	char buf[16];
 
 	for (round = 0; round < 8; round++)
-		for (k = 0; k < 64; k++) {
+		for (k = 0; k < pages; k++) {
 			fd = open_file();
 			if (pread(fd, buf, sizeof(buf), k * PAGE) < 0)
 				die("pread");
@@ -292,6 +342,23 @@ static void folio(void)
 	printf("{\"folio_order\": %d}\n", __builtin_ctz(nr));
 }
 
+/* The thread's start: on CPU id (modulo the CPUs) in count mode. */
+static void *worker_start(void *arg)
+{
+	struct worker *w = arg;
+
+	if (max_ops) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(w->id % (cpus > 0 ? cpus : 1), &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			die("pthread_setaffinity_np");
+	}
+	return work(arg);
+}
+
 int main(int argc, char **argv)
 {
 	void *(*fn)(void *);
@@ -301,9 +368,9 @@ int main(int argc, char **argv)
 	double t0, t;
 	int i, fd;
 
-	if (argc == 3 && !strcmp(argv[1], "heat")) {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "heat")) {
 		path = argv[2];
-		heat();
+		heat(argc == 4 ? atol(argv[3]) : 64);
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "pfn")) {
@@ -317,8 +384,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s small|large|seq|dontneed|refault FILE THREADS SECONDS|ROUNDS\n"
-			"       %s heat|pfn|folio FILE\n", argv[0], argv[0]);
+		fprintf(stderr, "usage: %s small|large|lockstep|seq|dontneed|refault FILE THREADS SECONDS|ROUNDS\n"
+			"       %s heat FILE [PAGES]\n"
+			"       %s pfn|folio FILE\n", argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	path = argv[2];
@@ -327,6 +395,8 @@ int main(int argc, char **argv)
 		fn = small;
 	else if (!strcmp(argv[1], "large"))
 		fn = large;
+	else if (!strcmp(argv[1], "lockstep"))
+		fn = lockstep;
 	else if (!strcmp(argv[1], "seq"))
 		fn = seq;
 	else if (!strcmp(argv[1], "dontneed"))
@@ -343,6 +413,10 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "bad THREADS or SECONDS/ROUNDS\n"), 2;
 	if (getenv("RB_OPS"))
 		max_ops = atol(getenv("RB_OPS"));
+	if (getenv("RB_SETTLE_MS"))
+		settle_ms = atol(getenv("RB_SETTLE_MS"));
+	if (max_ops < 0 || settle_ms < 0)
+		return fprintf(stderr, "bad RB_OPS or RB_SETTLE_MS\n"), 2;
 
 	fd = open_file();
 	if (fstat(fd, &st))
@@ -352,13 +426,18 @@ int main(int argc, char **argv)
 	if (file_size < PAGE)
 		return fprintf(stderr, "%s: too small\n", path), 2;
 
-	w = calloc(nr_threads, sizeof(*w));
+	w = aligned_alloc(64, nr_threads * sizeof(*w));
+	if (!w)
+		die("aligned_alloc");
+	memset(w, 0, nr_threads * sizeof(*w));
 	pthread_barrier_init(&start, NULL, nr_threads + 1);
+	work = fn;
 	for (i = 0; i < nr_threads; i++) {
 		w[i].id = i;
-		if (pthread_create(&w[i].thread, NULL, fn, &w[i]))
+		if (pthread_create(&w[i].thread, NULL, worker_start, &w[i]))
 			die("pthread_create");
 	}
+	TCG_BENCH_RESET();
 	TCG_BENCH_START();
 	pthread_barrier_wait(&start);
 	t0 = now();

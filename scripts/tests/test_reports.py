@@ -258,10 +258,14 @@ def test_bench_count_report_insn(tmp_path):
                                   "threads": 1, "pfn": 5, "result": {"ops": ops}}
     _count_run(tmp_path / "base-insn", [rec("base", i, 1000) for i in (1, 2, 3)],
                [_region(1000, 70000, 1000000 + i) for i in (0, 1, 2)])
-    # An extra region (a run that printed nothing) is skipped by its op count.
+    # A run that died inside its region: a broken record, and its region
+    # incomplete (closed by the next run's reset marker); both left out.
+    dead = _region(7, 1, 1)
+    dead["complete"] = False
     _count_run(tmp_path / "series-insn",
-               [rec("on", 1, 1000), rec("off", 1, 1000), rec("on", 2, 1000), rec("off", 2, 1000)],
-               [_region(1000, 70000, 800000), _region(7, 1, 1), _region(1000, 70000, 1000000),
+               [rec("on", 1, 1000), {"workload": "small", "broken": "x"}, rec("off", 1, 1000),
+                rec("on", 2, 1000), rec("off", 2, 1000)],
+               [_region(1000, 70000, 800000), dead, _region(1000, 70000, 1000000),
                 _region(1000, 70000, 810000), _region(1000, 70000, 1000000)])
     r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "base-insn", tmp_path / "series-insn")
     assert r.returncode == 0, r.stderr
@@ -271,6 +275,21 @@ def test_bench_count_report_insn(tmp_path):
     assert "on 1.14% (2) **> 0.5%**" in row and "base 0.00% (3)" in row
     data = json.loads((tmp_path / "count-insn.json").read_text())
     assert [run["paired"] for run in data["runs"]] == [3, 4]
+
+
+@pytest.mark.parametrize("regions, error", [
+    # A complete region more than finished runs: which one is extra cannot
+    # be told (the on and off runs have the same op count).
+    ([(1000, 800000), (1000, 900000), (1000, 1000000)], "2 finished runs but 3 complete regions"),
+    ([(1000, 800000), (999, 1000000)], "1000 ops, its region 999"),
+])
+def test_bench_count_report_refuses_to_guess(tmp_path, regions, error):
+    recs = [{"workload": "small", "fs": "tmpfs", "mode": m, "round": 1, "threads": 1, "pfn": 5,
+             "result": {"ops": 1000}} for m in ("on", "off")]
+    _count_run(tmp_path / "series-insn", recs, [_region(o, 70000, k) for o, k in regions])
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "series-insn")
+    assert r.returncode != 0 and error in r.stderr
+    assert not (tmp_path / "count-insn.md").exists()
 
 
 def test_bench_count_report_c2c(tmp_path):
@@ -290,3 +309,18 @@ def test_bench_count_report_c2c(tmp_path):
     assert "| small | ext4 | 16-byte read | 2.010 / 2.000 / 2.000 |" in r.stdout
     assert "folio_try_get+0x10 (2000)" in r.stdout
     assert "stop+0x0 (user data, pfn 0x2)" in r.stdout and "small+0x10 (10)" in r.stdout
+
+
+def test_bench_count_report_c2c_vmemmap(tmp_path):
+    # The plugin's list of every struct page line that moved: the hot
+    # folio's line counts even when it is not in the top list, a
+    # neighbouring page's line (pfn 6) is not the folio's.
+    rec = {"workload": "small", "fs": "tmpfs", "mode": "off", "round": 1, "threads": 2, "pfn": 5,
+           "result": {"ops": 1000}}
+    reg = _region(1000, 1, 1)
+    reg["transfers"] = 700
+    reg["vmemmap"] = [[5, 300], [6, 100], [9000, 50]]
+    _count_run(tmp_path / "series-c2c-2", [rec], [reg])
+    r = script("bench_count_report.py", tmp_path / "count-c2c", tmp_path / "series-c2c-2")
+    assert r.returncode == 0, r.stderr
+    assert "| small | tmpfs | 16-byte read | 0.700 / 0.300 / 0.450 |" in r.stdout

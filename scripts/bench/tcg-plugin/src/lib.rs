@@ -17,7 +17,7 @@ pub mod symbols;
 
 #[cfg(not(test))]
 mod plugin {
-    use crate::marker::{Marker, decode};
+    use crate::marker::{Marker, decode, is_rep_string};
     use crate::state::{Config, Count, Mode, State};
     use qemu_plugin::install::{Args, Info};
     use qemu_plugin::plugin::{HasCallbacks, Register};
@@ -74,7 +74,13 @@ mod plugin {
                 .collect();
             let plain = markers.iter().filter(|m| m.is_none()).count() as u64;
             let per_tb = st.cfg.count == Count::Tb;
-            if per_tb && plain != 0 {
+            // A block of a rep string instruction alone: an iteration (the
+            // first ran in the block before, as the instruction), counted
+            // apart; its memory accesses are followed as any others.
+            let rep = insns.len() == 1 && is_rep_string(&insns[0].data());
+            if rep {
+                tb.register_execute_callback(move |vcpu| st.rep(vcpu));
+            } else if per_tb && plain != 0 {
                 tb.register_execute_callback(move |vcpu| st.count(vcpu, kernel, plain));
             }
             let mut after = plain;
@@ -87,11 +93,12 @@ mod plugin {
                             Marker::Start => st.start(vcpu, kernel, after),
                             Marker::Stop => st.stop(vcpu, kernel, after),
                             Marker::Ops(n) => st.ops(vcpu, u64::from(n)),
+                            Marker::Reset => st.reset(),
                         });
                     }
                     None => {
                         after -= 1;
-                        if !per_tb {
+                        if !per_tb && !rep {
                             insn.register_execute_callback(move |vcpu| st.count(vcpu, kernel, 1));
                         }
                         if st.cfg.mode == Mode::C2c {

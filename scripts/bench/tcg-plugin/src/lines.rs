@@ -321,6 +321,24 @@ impl LineTable {
         (all, touched, moved)
     }
 
+    /// Every line that moved at least once whose guest virtual address is
+    /// in `lo..hi`: (virtual address of the line, transfers), by address.
+    pub fn moved_in(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        for s in self.shards.iter() {
+            let s = s.lock().unwrap_or_else(|e| e.into_inner());
+            for slot in s.values() {
+                // SAFETY: under the shard lock.
+                let l = unsafe { &*slot.line.get() };
+                if l.transfers != 0 && (lo..hi).contains(&l.vaddr) {
+                    out.push((l.vaddr, l.transfers));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// The transfers of the line holding `addr`, if it was touched.
     pub fn transfers_of(&self, addr: u64) -> Option<u64> {
         let line = addr >> LINE_SHIFT;

@@ -126,9 +126,14 @@ pub struct VcpuCounters {
     pub ops: AtomicU64,
     pub accesses: AtomicU64,
     pub transfers: AtomicU64,
+    /// Executions of a translation block that is one `rep` string
+    /// instruction alone: its iterations after the first (QEMU runs each
+    /// iteration as a jump back to the instruction), apart from `user` and
+    /// `kernel`, which count such an instruction once.
+    pub rep: AtomicU64,
 }
 
-type Snap = [u64; 5];
+type Snap = [u64; 6];
 
 /// Add to a counter only its own vCPU's thread writes (a plain load and
 /// store: no locked instruction on the hot path; other threads only read).
@@ -139,7 +144,15 @@ fn bump(c: &AtomicU64, n: u64) {
 
 impl VcpuCounters {
     fn snap(&self) -> Snap {
-        [&self.user, &self.kernel, &self.ops, &self.accesses, &self.transfers].map(|c| c.load(Relaxed))
+        [
+            &self.user,
+            &self.kernel,
+            &self.ops,
+            &self.accesses,
+            &self.transfers,
+            &self.rep,
+        ]
+        .map(|c| c.load(Relaxed))
     }
 }
 
@@ -192,7 +205,7 @@ pub struct Region {
     pub seq: u32,
     pub complete: bool,
     pub seconds: f64,
-    /// Per vCPU: user, kernel, ops, accesses, transfers.
+    /// Per vCPU: user, kernel, ops, accesses, transfers, rep iterations.
     pub vcpus: Vec<(usize, Snap)>,
     pub ops: u64,
     pub ops_source: &'static str,
@@ -201,6 +214,10 @@ pub struct Region {
     pub lines_moved: u64,
     /// (address, transfers) of the watched lines.
     pub watch: Vec<(u64, u64)>,
+    /// c2c: every line of `vmemmap` that moved, as (pfn, transfers): the
+    /// struct page of that pfn (64 bytes, one line each; or a `struct
+    /// slab`, which overlays it), whether or not it made the top list.
+    pub vmemmap: Vec<(u64, u64)>,
 }
 
 impl Region {
@@ -218,6 +235,9 @@ impl Region {
     }
     pub fn transfers(&self) -> u64 {
         self.sum(4)
+    }
+    pub fn rep(&self) -> u64 {
+        self.sum(5)
     }
 }
 
@@ -263,6 +283,14 @@ impl State {
         if self.is_active() {
             let c = self.vcpu(vcpu);
             bump(if kernel { &c.kernel } else { &c.user }, n);
+        }
+    }
+
+    /// A block of one `rep` string instruction executed: one iteration.
+    #[inline]
+    pub fn rep(&self, vcpu: u32) {
+        if self.is_active() {
+            bump(&self.vcpu(vcpu).rep, 1);
         }
     }
 
@@ -318,6 +346,21 @@ impl State {
         b.written += 1;
     }
 
+    /// Reset marker: a region left open (its process died between its
+    /// start and stop markers) is closed as incomplete, so that the next
+    /// start opens a region of its own instead of nesting in it.
+    pub fn reset(&self) {
+        let mut b = self.book.lock().unwrap_or_else(|e| e.into_inner());
+        if b.depth == 0 {
+            return;
+        }
+        self.active.store(false, Relaxed);
+        b.depth = 0;
+        let r = self.close(&b, false);
+        self.write(&r);
+        b.written += 1;
+    }
+
     pub fn ops(&self, vcpu: u32, n: u64) {
         if self.is_active() {
             bump(&self.vcpu(vcpu).ops, n);
@@ -346,6 +389,16 @@ impl State {
         } else {
             (Vec::new(), 0, 0)
         };
+        let vmemmap = if self.cfg.mode == Mode::C2c {
+            let lo = self.cfg.layout.vmemmap;
+            self.lines
+                .moved_in(lo, lo.saturating_add(1 << 40))
+                .into_iter()
+                .map(|(v, t)| ((v - lo) / 64, t))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let watch = self
             .cfg
             .watch
@@ -354,6 +407,7 @@ impl State {
             .collect();
         Region {
             watch,
+            vmemmap,
             seq: b.seq,
             complete,
             seconds: b.started.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0),
@@ -411,11 +465,13 @@ impl State {
         let (u, k) = (r.user(), r.kernel());
         let _ = writeln!(
             o,
-            "  instructions: user {u} kernel {k} total {}; per op: user {:.2} kernel {:.2} total {:.2}",
+            "  instructions: user {u} kernel {k} total {}; per op: user {:.2} kernel {:.2} total {:.2}; rep string iterations {} ({:.2}/op)",
             u + k,
             per(u, r.ops),
             per(k, r.ops),
-            per(u + k, r.ops)
+            per(u + k, r.ops),
+            r.rep(),
+            per(r.rep(), r.ops)
         );
         if self.cfg.mode == Mode::C2c {
             let _ = writeln!(
@@ -489,22 +545,25 @@ impl State {
         for (n, (i, s)) in r.vcpus.iter().enumerate() {
             let _ = write!(
                 o,
-                "{}{{\"vcpu\":{},\"user\":{},\"kernel\":{},\"ops\":{},\"accesses\":{},\"transfers\":{}}}",
+                "{}{{\"vcpu\":{},\"user\":{},\"kernel\":{},\"ops\":{},\"accesses\":{},\"transfers\":{},\"rep\":{}}}",
                 if n > 0 { "," } else { "" },
                 i,
                 s[0],
                 s[1],
                 s[2],
                 s[3],
-                s[4]
+                s[4],
+                s[5]
             );
         }
         let (u, k) = (r.user(), r.kernel());
         let _ = write!(
             o,
-            "],\"user\":{u},\"kernel\":{k},\"insns\":{},\"insns_per_op\":{:.4},\"accesses\":{},\"transfers\":{},\"transfers_per_op\":{:.6},\"lines_touched\":{},\"lines_moved\":{},\"top\":[",
+            "],\"user\":{u},\"kernel\":{k},\"insns\":{},\"insns_per_op\":{:.4},\"rep\":{},\"rep_per_op\":{:.4},\"accesses\":{},\"transfers\":{},\"transfers_per_op\":{:.6},\"lines_touched\":{},\"lines_moved\":{},\"top\":[",
             u + k,
             per(u + k, r.ops),
+            r.rep(),
+            per(r.rep(), r.ops),
             r.accesses(),
             r.transfers(),
             per(r.transfers(), r.ops),
@@ -544,6 +603,10 @@ impl State {
                 if n > 0 { "," } else { "" },
                 hex(*a)
             );
+        }
+        o.push_str("],\"vmemmap\":[");
+        for (n, (pfn, t)) in r.vmemmap.iter().enumerate() {
+            let _ = write!(o, "{}[{pfn},{t}]", if n > 0 { "," } else { "" });
         }
         o.push_str("]}\n");
         o
@@ -621,7 +684,15 @@ mod tests {
             s.ops(0, 1);
             s.access(0, 0x1000, 0x1000, 8, true, 0x401000);
             s.access(1, 0x1000, 0x1000, 8, true, 0x401000);
+            // The _refcount of pfn 0x2e684's struct page, one write each
+            // (system mode keys lines by physical address: any will do).
+            let page = 0xffff_ea00_0000_0000 + 0x2e684 * 64 + 52;
+            s.access(0, 0x9_0000, page, 4, true, 0xffff_ffff_8100_0000);
+            s.access(1, 0x9_0000, page, 4, true, 0xffff_ffff_8100_0000);
+            // Another struct page, touched by one vCPU only: never moves.
+            s.access(0, 0xa_0000, page + 64, 4, true, 0xffff_ffff_8100_0000);
         }
+        s.rep(0); // a rep string iteration, counted apart
         // The stop block: 5 instructions, marker at index 1, 3 after it.
         s.count(0, false, 5);
         s.stop(0, false, 3);
@@ -630,7 +701,9 @@ mod tests {
         let j = std::fs::read_to_string(&json).unwrap();
         assert!(j.contains("\"user\":7008,\"kernel\":3000,"), "{j}");
         assert!(j.contains("\"ops\":1000,\"ops_source\":\"markers\""), "{j}");
-        assert!(j.contains("\"transfers\":1999,"), "{j}");
+        assert!(j.contains("\"transfers\":3998,"), "{j}");
+        assert!(j.contains("\"rep\":1,"), "{j}");
+        assert!(j.contains("\"vmemmap\":[[190084,1999]]}"), "{j}");
         assert!(j.contains("\"addr\":\"0x1000\""), "{j}");
         assert!(
             j.contains("\"watch\":[{\"addr\":\"0x1008\",\"transfers\":1999},{\"addr\":\"0x2000\",\"transfers\":0}]"),

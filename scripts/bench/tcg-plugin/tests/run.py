@@ -94,6 +94,39 @@ def icount_test(count, threads, mode="icount"):
     return fn
 
 
+def rep_test(n, length):
+    """rep movsb: its iterations apart from the instructions."""
+    def fn():
+        reps, insns = [], []
+        for r in range(ROUNDS):
+            reg = run(f"icount-rep-{length}-r{r}", [os.path.join(bindir, "icount"), "rep", str(n), str(length)], [])
+            if len(reg) != 1:
+                raise RuntimeError(f"{len(reg)} regions")
+            reg = reg[0]
+            if reg["ops"] != n:
+                raise RuntimeError(f"ops {reg['ops']}, expected {n}")
+            if not within(reg["user"], 6 * n, 0.005):
+                raise RuntimeError(f"{reg['user']} instructions, expected {6 * n} +-0.5% (rep counted once)")
+            if not (length - 1) * n <= reg["rep"] <= length * n + 10:
+                raise RuntimeError(f"{reg['rep']} rep iterations, expected {length - 1}..{length} per op")
+            reps.append(reg["rep"])
+            insns.append(reg["user"])
+        return f"{n} x rep movsb of {length}: instructions {insns} (expected {6 * n}), rep iterations {reps}"
+    return fn
+
+
+def reset_test():
+    def fn():
+        reg = run("icount-reset", [os.path.join(bindir, "icount"), "reset"], [])
+        got = [(g["complete"], g["ops"]) for g in reg]
+        if got != [(False, 500), (True, 1000)]:
+            raise RuntimeError(f"regions (complete, ops) {got}, expected [(False, 500), (True, 1000)]")
+        if not within(reg[1]["user"], 8000, 0.01):
+            raise RuntimeError(f"second region: {reg[1]['user']} instructions, expected 8000")
+        return f"regions (complete, ops) {got}, the second {reg[1]['user']} instructions"
+    return fn
+
+
 def sharing_test(mode, threads, n, watch_syms, expect):
     """expect: transfers of each watched line ("shared") or of all of them
     together ("zero"), against threads*n within 5%."""
@@ -140,6 +173,9 @@ def main():
     test("icount count=tb, 4 threads", icount_test("tb", 4))
     test("icount count=insn, 4 threads", icount_test("insn", 4))
     test("icount in c2c mode, 2 threads", icount_test("tb", 2, "c2c"))
+    test("rep movsb counted apart, 256 bytes", rep_test(10_000, 256))
+    test("rep movsb counted apart, 1 byte", rep_test(10_000, 1))
+    test("reset marker closes a region left open", reset_test())
     test("c2c one counter, 2 threads lock-step", sharing_test("counter", 2, SHARE_N, [("shared_counter", 0)], "shared"))
     test("c2c false sharing, 2 threads lock-step", sharing_test("false", 2, SHARE_N, [("false_line", 0)], "shared"))
     test("c2c separate lines, 2 threads lock-step",
