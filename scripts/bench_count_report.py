@@ -34,7 +34,7 @@ UNITS = {
     "large": "64K read",
     "seq": "1 MiB read (cold)",
     "lockstep": "16-byte read, in turn",
-    "dontneed": "hot 16-byte read + drop (64 pages)",
+    "dontneed": "hot 16-byte read + drop (256 pages)",
     "refault": "4K read + drop",
     "free": "16K folio freed",
     "partial": "PMD folio freed",
