@@ -153,12 +153,31 @@ def count_unpaired(runs):
     return sum(1 for run in runs for r in run["records"] if not r.get("region"))
 
 
+def profile_diff(profiles, col, base, n=6):
+    """The functions whose instructions per op differ most between column
+    `col` and `base` (median over the rounds of each; a function missing
+    from a round's top list counts 0 there): [(function, col - base)]."""
+    def med(col):
+        rounds = profiles.get(col, [])
+        names = {f for p in rounds for f in p}
+        return {f: statistics.median(p.get(f, 0.0) for p in rounds) for f in names}
+    a, b = med(col), med(base)
+    d = [(f, a.get(f, 0.0) - b.get(f, 0.0)) for f in set(a) | set(b)]
+    d = [x for x in d if abs(x[1]) >= 0.5]
+    d.sort(key=lambda x: (-abs(x[1]), x[0]))
+    return d[:n]
+
+
 def insn_tables(runs):
     cells = {}  # (workload, fs) -> column -> [(user/op, kernel/op)]
+    profiles = {}  # (workload, fs) -> column -> [{function: insns/op}]
     for run in runs:
         for r, reg in paired(run):
             ops = reg["ops"]
             key = (r["workload"], r["fs"])
+            if reg.get("profile"):
+                profiles.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
+                    {f: n / ops for f, n in reg["profile"]})
             cells.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
                 (reg["user"] / ops, reg["kernel"] / ops, reg.get("rep", 0) / ops))
     rows, data = [], []
@@ -201,6 +220,24 @@ def insn_tables(runs):
         entry["worst_spread_pct"] = worst
         rows.append(line)
         data.append(entry)
+    # Where the differences go: instructions per op by function (the
+    # plugin's profile), series against base, and on against off.
+    diffs = []
+    for k in keys:
+        p = profiles.get(k, {})
+        entry = next(e for e in data if (e["workload"], e["fs"]) == k)
+        for col, ref in (("series-on", "base"), ("series-off", "base"), ("series", "base"),
+                         ("series-on", "series-off")):
+            if col in p and ref in p:
+                d = profile_diff(p, col, ref)
+                entry.setdefault("profile_diff", {})[f"{col} - {ref}"] = d
+                if d:
+                    diffs.append(f"| {k[0]} | {k[1]} | {col.replace('series-', '')} − {ref.replace('series-', '')} | "
+                                 + ", ".join(f"{f} {x:+,.1f}" for f, x in d) + " |")
+    if diffs:
+        rows += ["", "Where they differ: instructions per op by function (the plugin's `profile`, median of"
+                 " the rounds), the largest differences:", "",
+                 "| workload | fs | columns | function: difference per op |", "|---|---|---|---|"] + diffs
     return rows, data, count_unpaired(runs)
 
 

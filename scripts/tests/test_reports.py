@@ -277,6 +277,26 @@ def test_bench_count_report_insn(tmp_path):
     assert [run["paired"] for run in data["runs"]] == [3, 4]
 
 
+def test_bench_count_report_profile(tmp_path):
+    def reg(kernel, prof):
+        g = _region(1000, 70000, kernel)
+        g["profile"] = prof
+        return g
+    rec = lambda mode, rnd: {"workload": "refault", "fs": "ext4", "mode": mode, "round": rnd,
+                             "threads": 1, "pfn": None, "result": {"ops": 1000}}
+    _count_run(tmp_path / "base-insn", [rec("base", 1), rec("base", 2)],
+               [reg(100000, [["filemap_read", 50000], ["copy", 40000]]),
+                reg(100000, [["filemap_read", 50000], ["copy", 40000]])])
+    _count_run(tmp_path / "series-insn", [rec("on", 1), rec("off", 1)],
+               [reg(130000, [["filemap_read", 50000], ["copy", 40000], ["filemap_read_nolock", 30000]]),
+                reg(100000, [["filemap_read", 50000], ["copy", 40000]])])
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "base-insn", tmp_path / "series-insn")
+    assert r.returncode == 0, r.stderr
+    assert "| refault | ext4 | on − base | filemap_read_nolock +30.0 |" in r.stdout
+    assert "| refault | ext4 | on − off | filemap_read_nolock +30.0 |" in r.stdout
+    assert "off − base" not in r.stdout  # no difference of 0.5 or more
+
+
 @pytest.mark.parametrize("regions, error", [
     # A complete region more than finished runs: which one is extra cannot
     # be told (the on and off runs have the same op count).

@@ -78,10 +78,19 @@ mod plugin {
             // first ran in the block before, as the instruction), counted
             // apart; its memory accesses are followed as any others.
             let rep = insns.len() == 1 && is_rep_string(&insns[0].data());
+            // profile=N: the block's executions, for instructions by function.
+            let prof = (st.cfg.profile > 0 && !rep && plain != 0).then(|| st.tb_prof(tb.vaddr(), plain));
             if rep {
                 tb.register_execute_callback(move |vcpu| st.rep(vcpu));
             } else if per_tb && plain != 0 {
-                tb.register_execute_callback(move |vcpu| st.count(vcpu, kernel, plain));
+                tb.register_execute_callback(move |vcpu| {
+                    st.count(vcpu, kernel, plain);
+                    if let Some(p) = prof {
+                        st.prof(p);
+                    }
+                });
+            } else if let Some(p) = prof {
+                tb.register_execute_callback(move |_| st.prof(p));
             }
             let mut after = plain;
             for (insn, m) in insns.iter().zip(markers) {

@@ -43,6 +43,9 @@ pub struct Config {
     pub watch: Vec<u64>,
     /// One region from the start of the run to its end (no markers).
     pub whole: bool,
+    /// Functions listed per region with their instructions (0: no
+    /// profile); count=tb only.
+    pub profile: usize,
     pub layout: Layout,
 }
 
@@ -58,6 +61,7 @@ impl Default for Config {
             ops: 0,
             watch: Vec::new(),
             whole: false,
+            profile: 0,
             layout: Layout::default(),
         }
     }
@@ -105,6 +109,7 @@ impl Config {
                 "json" => c.json = Some(v.to_string()),
                 "symbols" => c.symbols = Some(v.to_string()),
                 "top" => c.top = parse_u64(v)? as usize,
+                "profile" => c.profile = parse_u64(v)? as usize,
                 "ops" => c.ops = parse_u64(v)?,
                 // QEMU splits plugin arguments at commas: addresses are
                 // separated by colons.
@@ -156,6 +161,15 @@ impl VcpuCounters {
     }
 }
 
+/// A translation block's executions while a region is open (profile=N):
+/// one per block translated, never freed (QEMU translates each a few times
+/// at most; a block translated again gets another).
+pub struct TbProf {
+    pub vaddr: u64,
+    pub insns: u64,
+    pub execs: AtomicU64,
+}
+
 struct Book {
     depth: u32,
     seq: u32,
@@ -173,6 +187,7 @@ pub struct State {
     pub lines: LineTable,
     symbols: Symbols,
     book: Mutex<Book>,
+    tbs: Mutex<Vec<&'static TbProf>>,
 }
 
 fn hex(v: u64) -> String {
@@ -214,6 +229,9 @@ pub struct Region {
     pub lines_moved: u64,
     /// (address, transfers) of the watched lines.
     pub watch: Vec<(u64, u64)>,
+    /// profile=N: the N functions that executed the most instructions
+    /// (rep string iterations apart), with those instructions.
+    pub profile: Vec<(String, u64)>,
     /// c2c: every line of `vmemmap` that moved, as (pfn, transfers): the
     /// struct page of that pfn (64 bytes, one line each; or a `struct
     /// slab`, which overlays it), whether or not it made the top list.
@@ -264,6 +282,7 @@ impl State {
                 started: None,
                 written: 0,
             }),
+            tbs: Mutex::new(Vec::new()),
         })
     }
 
@@ -284,6 +303,46 @@ impl State {
             let c = self.vcpu(vcpu);
             bump(if kernel { &c.kernel } else { &c.user }, n);
         }
+    }
+
+    /// profile=N: a block of `insns` instructions at `vaddr` translated.
+    pub fn tb_prof(&self, vaddr: u64, insns: u64) -> &'static TbProf {
+        let p: &'static TbProf = Box::leak(Box::new(TbProf {
+            vaddr,
+            insns,
+            execs: AtomicU64::new(0),
+        }));
+        self.tbs.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        p
+    }
+
+    /// profile=N: block `p` executed.
+    #[inline]
+    pub fn prof(&self, p: &TbProf) {
+        if self.is_active() {
+            p.execs.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Instructions by function since the region opened, the `n` largest.
+    fn profile(&self, n: usize) -> Vec<(String, u64)> {
+        let mut by: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for p in self.tbs.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let e = p.execs.load(Relaxed);
+            if e == 0 {
+                continue;
+            }
+            let name = match self.symbols.lookup(p.vaddr) {
+                Some(s) => s.split('+').next().unwrap_or_default().to_string(),
+                None if p.vaddr >> 63 == 0 => "[user]".to_string(),
+                None => "[kernel]".to_string(),
+            };
+            *by.entry(name).or_default() += e * p.insns;
+        }
+        let mut v: Vec<(String, u64)> = by.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(n);
+        v
     }
 
     /// A block of one `rep` string instruction executed: one iteration.
@@ -319,6 +378,11 @@ impl State {
             return;
         }
         self.lines.clear();
+        if self.cfg.profile > 0 {
+            for p in self.tbs.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                p.execs.store(0, Relaxed);
+            }
+        }
         b.seq += 1;
         b.start = self.snaps();
         b.started = Some(Instant::now());
@@ -405,9 +469,15 @@ impl State {
             .iter()
             .map(|&a| (a, self.lines.transfers_of(a).unwrap_or(0)))
             .collect();
+        let profile = if self.cfg.profile > 0 {
+            self.profile(self.cfg.profile)
+        } else {
+            Vec::new()
+        };
         Region {
             watch,
             vmemmap,
+            profile,
             seq: b.seq,
             complete,
             seconds: b.started.map(|t| t.elapsed().as_secs_f64()).unwrap_or(0.0),
@@ -603,6 +673,10 @@ impl State {
                 if n > 0 { "," } else { "" },
                 hex(*a)
             );
+        }
+        o.push_str("],\"profile\":[");
+        for (n, (f, i)) in r.profile.iter().enumerate() {
+            let _ = write!(o, "{}[{},{i}]", if n > 0 { "," } else { "" }, json_str(f));
         }
         o.push_str("],\"vmemmap\":[");
         for (n, (pfn, t)) in r.vmemmap.iter().enumerate() {

@@ -115,6 +115,26 @@ def rep_test(n, length):
     return fn
 
 
+def profile_test():
+    """profile=N: instructions by function, named from the program's nm."""
+    def fn():
+        binary = os.path.join(bindir, "icount")
+        smap = os.path.join(outdir, "icount.map")
+        with open(smap, "w") as f:
+            f.write(subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout)
+        reg = run("icount-profile", [binary, str(ICOUNT_ITERS)], ["profile=5", "symbols=" + smap])
+        prof = reg[0].get("profile", [])
+        if not prof or prof[0][0] != "loop" or not within(prof[0][1], INSNS_PER_ITER * ICOUNT_ITERS, 0.001):
+            raise RuntimeError(f"profile {prof[:3]}, expected loop first with {INSNS_PER_ITER * ICOUNT_ITERS}")
+        # Blocks count whole: the start and stop markers' blocks may add
+        # the instructions before/after the markers (a few).
+        total, insns = sum(n for _, n in prof), reg[0]["user"] + reg[0]["kernel"]
+        if abs(total - insns) > 32:
+            raise RuntimeError(f"profile sums to {total}, the region has {insns}")
+        return f"profile {prof[:3]}"
+    return fn
+
+
 def reset_test():
     def fn():
         reg = run("icount-reset", [os.path.join(bindir, "icount"), "reset"], [])
@@ -176,6 +196,7 @@ def main():
     test("rep movsb counted apart, 256 bytes", rep_test(10_000, 256))
     test("rep movsb counted apart, 1 byte", rep_test(10_000, 1))
     test("reset marker closes a region left open", reset_test())
+    test("profile: instructions by function", profile_test())
     test("c2c one counter, 2 threads lock-step", sharing_test("counter", 2, SHARE_N, [("shared_counter", 0)], "shared"))
     test("c2c false sharing, 2 threads lock-step", sharing_test("false", 2, SHARE_N, [("false_line", 0)], "shared"))
     test("c2c separate lines, 2 threads lock-step",
