@@ -145,8 +145,9 @@ def fmt(v, digits=1):
 
 
 def paired(run):
-    """The records of `run` paired with a plugin region, with their region."""
-    return [(r, r["region"]) for r in run["records"] if r.get("region")]
+    """The records of `run` paired with a plugin region, with their region;
+    round 0 (the warm-up of COUNT=insn) is paired but left out."""
+    return [(r, r["region"]) for r in run["records"] if r.get("region") and r.get("round") != 0]
 
 
 def count_unpaired(runs):

@@ -277,6 +277,19 @@ def test_bench_count_report_insn(tmp_path):
     assert [run["paired"] for run in data["runs"]] == [3, 4]
 
 
+def test_bench_count_report_warmup_left_out(tmp_path):
+    # Round 0 (the warm-up of COUNT=insn) pairs with its region, then is
+    # left out: its slower count changes neither median nor spread.
+    rec = lambda rnd: {"workload": "small", "fs": "ext4", "mode": "base", "round": rnd,
+                       "threads": 1, "pfn": 5, "result": {"ops": 1000}}
+    _count_run(tmp_path / "base-insn", [rec(i) for i in (0, 1, 2, 3)],
+               [_region(1000, 70000, k) for k in (2000000, 1000000, 1000000, 1000000)])
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "base-insn")
+    assert r.returncode == 0, r.stderr
+    row = [l for l in r.stdout.splitlines() if l.startswith("| small")][0]
+    assert "70.0 / 1,000.0" in row and "base 0.00% (3)" in row
+
+
 def test_bench_count_report_profile(tmp_path):
     def reg(kernel, prof):
         g = _region(1000, 70000, kernel)
