@@ -1,1 +1,0 @@
-/work/main/scripts/bench/tcg-plugin/build/tcg-plugin/release/libtcg_bench.rlib: /work/main/scripts/bench/tcg-plugin/src/lib.rs /work/main/scripts/bench/tcg-plugin/src/lines.rs /work/main/scripts/bench/tcg-plugin/src/marker.rs /work/main/scripts/bench/tcg-plugin/src/state.rs /work/main/scripts/bench/tcg-plugin/src/symbols.rs
