@@ -83,7 +83,7 @@ for variant in base series; do
 done
 if [ -n "$COUNT" ]; then
 	[ ${#runs[@]} != 0 ] || die "bench: COUNT=$COUNT: no boot finished; results.md unchanged"
-	/usr/bin/python3 "$TOP/scripts/bench_count_report.py" "$out/count-$COUNT" "${runs[@]}"
+	/usr/bin/python3 "$TOP/scripts/bench_count_report.py" --need-both "$out/count-$COUNT" "${runs[@]}"
 	halves=("count-$COUNT")
 	if [ -f "$out/count-insn.json" ] && [ -f "$out/count-c2c.json" ]; then
 		if /usr/bin/python3 "$TOP/scripts/bench_model.py" "$out/count-insn.json" "$out/count-c2c.json" "$out/model"; then

@@ -4,7 +4,7 @@
 "bench": "count" lines of results.txt, in the same order), as tables of
 base, series with the lockless reads off, and series with them on.
 
-Usage: bench_count_report.py OUT_PREFIX RUN_DIR...
+Usage: bench_count_report.py [--need-both] OUT_PREFIX RUN_DIR...
 
 Each RUN_DIR is a copy of a boot's run directory (results.txt,
 plugin.json, guest.txt, <program>.nm) named <variant>-<count>[-<vcpus>]:
@@ -16,7 +16,9 @@ the median of the rounds and their spread ((max - min) / median of the
 total), flagged above 0.5%. c2c: cache-line transfers per operation, those
 on the hot folio's struct page lines, and the lines that moved most with
 the instructions that moved them. Writes OUT_PREFIX.md and OUT_PREFIX.json,
-prints the tables.
+prints the tables. A RUN_DIR whose runs and regions do not pair one to one
+is left out, with a line saying why; --need-both (make bench) then fails
+unless both base and series are left, so that the page keeps its section.
 """
 
 import bisect
@@ -34,7 +36,7 @@ UNITS = {
     "large": "64K read",
     "seq": "1 MiB read (cold)",
     "lockstep": "16-byte read, in turn",
-    "dontneed": "hot 16-byte read + drop (256 pages)",
+    "dontneed": "hot 16-byte read; 1 drop per 256 x threads",
     "refault": "4K read + drop",
     "free": "16K folio freed",
     "partial": "PMD folio freed",
@@ -100,26 +102,27 @@ def regions(path):
     return out
 
 
-def pair(records, regs, where=""):
+def pair(records, regs):
     """Pairs the records of runs that finished (a result with "ops") with
     the complete regions, strictly in order: each finished run opened and
     closed exactly one region. A run that died leaves a broken record and,
     if it got past its start marker, an incomplete region (closed by the
     next run's reset marker); both are left out. Different numbers of
     finished runs and complete regions, or a pair whose op counts differ,
-    stop the report: pairing by op count alone could swap runs of the same
-    size (the on and off runs of one workload)."""
+    leave the whole boot out (the error is returned): pairing by op count
+    alone could swap runs of the same size (the on and off runs of one
+    workload)."""
     done = [r for r in records if isinstance(r.get("result"), dict) and r["result"].get("ops") is not None]
     full = [g for g in regs if g.get("complete")]
     if len(done) != len(full):
-        sys.exit(f"bench_count_report: {where}: {len(done)} finished runs but {len(full)} complete "
-                 "regions of the plugin: cannot pair them")
+        return f"{len(done)} finished runs but {len(full)} complete regions of the plugin: cannot pair them"
     for r, g in zip(done, full):
         if g.get("ops") != r["result"]["ops"]:
-            sys.exit(f"bench_count_report: {where}: run {r.get('workload')}-{r.get('fs')} {r.get('mode')} "
-                     f"round {r.get('round')}: {r['result']['ops']} ops, its region {g.get('ops')}")
+            return (f"run {r.get('workload')}-{r.get('fs')} {r.get('mode')} round {r.get('round')}: "
+                    f"{r['result']['ops']} ops, its region {g.get('ops')}")
+    for r, g in zip(done, full):
         r["region"] = g
-    return records
+    return None
 
 
 def column(variant, mode):
@@ -133,7 +136,11 @@ def load(run_dirs):
         if not m:
             sys.exit(f"bench_count_report: {d}: not <variant>-<count>[-<vcpus>]")
         variant, count, vcpus = m.group(1), m.group(2), m.group(3)
-        recs = pair(count_records(d / "results.txt"), regions(d / "plugin.json"), str(d))
+        recs = count_records(d / "results.txt")
+        err = pair(recs, regions(d / "plugin.json"))
+        if err:
+            print(f"bench_count_report: {d}: {err}; its counts are left out", file=sys.stderr)
+            continue
         nm = {p: NmSymbols(d / f"{p}.nm") for p in ("read_bench", "deferred_split_bench")}
         guest = (d / "guest.txt").read_text().strip() if (d / "guest.txt").exists() else ""
         runs.append(dict(dir=d, variant=variant, count=count, vcpus=vcpus, records=recs, nm=nm, guest=guest))
@@ -335,13 +342,25 @@ def c2c_tables(runs, top_n=6):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    need_both = "--need-both" in args
+    args = [a for a in args if a != "--need-both"]
+    if len(args) < 2:
         sys.exit(__doc__)
-    prefix = Path(sys.argv[1])
-    runs = load(sys.argv[2:])
+    prefix = Path(args[0])
+    runs = load(args[1:])
     counts = {r["count"] for r in runs}
     md, js = [], {"runs": [dict(dir=str(r["dir"]), guest=r["guest"], records=len(r["records"]),
                                  paired=sum(1 for x in r["records"] if "region" in x)) for r in runs]}
+    # Pages still waiting for a grace period after a run (the series'
+    # nr_free_rcu_pages, read once the run is over): their frees were not
+    # counted in the run's region.
+    late = [f"{run['dir'].name} {r['workload']}-{r['fs']} {r['mode']} round {r['round']}: {r['rcu_pending']}"
+            for run in runs for r, _ in paired(run) if (r.get("rcu_pending") or 0) > 0]
+    if late:
+        md.append("Runs after which pages still waited for a grace period (their frees are not in the"
+                  " counts): " + "; ".join(late) + ".")
+        md.append("")
     for run in runs:
         if not any("region" in x for x in run["records"]):
             md.append(f"No counts from {run['dir'].name}: the plugin wrote no region that matches a run"
@@ -365,6 +384,10 @@ def main():
     prefix.with_suffix(".md").write_text(text)
     prefix.with_suffix(".json").write_text(json.dumps(js, indent=1) + "\n")
     print(text, end="")
+    variants = {r["variant"] for r in runs}
+    if need_both and variants != {"base", "series"}:
+        sys.exit(f"bench_count_report: counts of {', '.join(sorted(variants)) or 'no boot'} only "
+                 f"(--need-both): {prefix}.md is written, the results page keeps its section")
 
 
 if __name__ == "__main__":

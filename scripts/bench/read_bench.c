@@ -84,7 +84,8 @@ static off_t file_size;
 static long max_ops;
 static atomic_bool stop;
 static atomic_long turn;
-static pthread_barrier_t start;
+/* ready: the threads are set up (outside the region); start: go. */
+static pthread_barrier_t ready, start, passed;
 static long settle_ms;
 static void *(*work)(void *);
 
@@ -123,6 +124,13 @@ struct worker {
 	long bytes;
 } __attribute__((aligned(64)));
 
+/* A thread set up (pinned, its file open) waits for the region to open. */
+static void go(void)
+{
+	pthread_barrier_wait(&ready);
+	pthread_barrier_wait(&start);
+}
+
 /* Go on: not stopped, and (RB_OPS) fewer than max_ops done. */
 static bool more(const struct worker *w)
 {
@@ -136,7 +144,7 @@ static void fixed_reads(struct worker *w, size_t len, off_t off)
 	char *buf = malloc(len);
 	int fd = open_file();
 
-	pthread_barrier_wait(&start);
+	go();
 	while (more(w)) {
 		if (pread(fd, buf, len, off) != (ssize_t)len)
 			die("pread");
@@ -170,7 +178,7 @@ static void *seq(void *arg)
 	ssize_t n;
 	long r;
 
-	pthread_barrier_wait(&start);
+	go();
 	for (r = 0; r < rounds; r++) {
 		for (off = 0; off < file_size; off += n) {
 			n = pread(fd, buf, len, off);
@@ -194,7 +202,7 @@ static void *lockstep(void *arg)
 	char buf[16];
 	long t;
 
-	pthread_barrier_wait(&start);
+	go();
 	while (more(w)) {
 		while ((t = atomic_load_explicit(&turn, memory_order_acquire)) % nr_threads != w->id)
 			if (atomic_load_explicit(&stop, memory_order_relaxed))
@@ -218,7 +226,7 @@ static void *dontneed(void *arg)
 	char buf[16];
 	off_t off;
 
-	pthread_barrier_wait(&start);
+	go();
 	while (more(w)) {
 		for (off = 0; off < file_size; off += PAGE) {
 			if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
@@ -227,6 +235,13 @@ static void *dontneed(void *arg)
 			w->ops++;
 			w->bytes += PAGE;
 		}
+		/*
+		 * RB_OPS: every thread makes the same passes; thread 0 drops
+		 * the file once all have read it (a reader still in its pass
+		 * would read pages back in).
+		 */
+		if (max_ops)
+			pthread_barrier_wait(&passed);
 		if (w->id == 0)
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	}
@@ -245,7 +260,7 @@ static void *refault(void *arg)
 
 	if (span < PAGE)
 		die("refault: file too small for the threads");
-	pthread_barrier_wait(&start);
+	go();
 	while (more(w)) {
 		if (pread(fd, buf, PAGE, base + off) != PAGE)
 			die("pread");
@@ -430,13 +445,16 @@ int main(int argc, char **argv)
 	if (!w)
 		die("aligned_alloc");
 	memset(w, 0, nr_threads * sizeof(*w));
+	pthread_barrier_init(&ready, NULL, nr_threads + 1);
 	pthread_barrier_init(&start, NULL, nr_threads + 1);
+	pthread_barrier_init(&passed, NULL, nr_threads);
 	work = fn;
 	for (i = 0; i < nr_threads; i++) {
 		w[i].id = i;
 		if (pthread_create(&w[i].thread, NULL, worker_start, &w[i]))
 			die("pthread_create");
 	}
+	pthread_barrier_wait(&ready);
 	TCG_BENCH_RESET();
 	TCG_BENCH_START();
 	pthread_barrier_wait(&start);

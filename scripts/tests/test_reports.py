@@ -320,9 +320,16 @@ def test_bench_count_report_refuses_to_guess(tmp_path, regions, error):
     recs = [{"workload": "small", "fs": "tmpfs", "mode": m, "round": 1, "threads": 1, "pfn": 5,
              "result": {"ops": 1000}} for m in ("on", "off")]
     _count_run(tmp_path / "series-insn", recs, [_region(o, 70000, k) for o, k in regions])
-    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "series-insn")
-    assert r.returncode != 0 and error in r.stderr
-    assert not (tmp_path / "count-insn.md").exists()
+    base = [{**x, "mode": "base"} for x in recs]
+    _count_run(tmp_path / "base-insn", base, [_region(1000, 70000, 1000000)] * 2)
+    # The boot that does not pair is left out, with a line saying why...
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "base-insn", tmp_path / "series-insn")
+    assert r.returncode == 0 and error in r.stderr and "its counts are left out" in r.stderr
+    assert "| small | tmpfs | 16-byte read | 70.0 / 1,000.0 | - |" in r.stdout
+    # ... and make bench (--need-both) keeps the page's section.
+    r = script("bench_count_report.py", "--need-both", tmp_path / "count-insn", tmp_path / "base-insn",
+               tmp_path / "series-insn")
+    assert r.returncode != 0 and "counts of base only (--need-both)" in r.stderr
 
 
 def test_bench_count_report_c2c(tmp_path):

@@ -50,7 +50,8 @@ pub fn decode(bytes: &[u8]) -> Option<Marker> {
 /// prefix (`rep movs`, `rep stos`, `rep cmps`, ...): QEMU's translator
 /// runs such an instruction one iteration per execution of a block that
 /// jumps back to it, so a block of that instruction alone executes once per
-/// iteration after the first.
+/// iteration (after the first, if that ran in a larger block) and, in QEMU
+/// 7.2, once more at a zero count.
 pub fn is_rep_string(bytes: &[u8]) -> bool {
     let mut rep = false;
     for (i, &b) in bytes.iter().enumerate() {

@@ -132,9 +132,10 @@ pub struct VcpuCounters {
     pub accesses: AtomicU64,
     pub transfers: AtomicU64,
     /// Executions of a translation block that is one `rep` string
-    /// instruction alone: its iterations after the first (QEMU runs each
-    /// iteration as a jump back to the instruction), apart from `user` and
-    /// `kernel`, which count such an instruction once.
+    /// instruction alone (QEMU runs each iteration as a jump back to the
+    /// instruction, and 7.2 once more at a zero count), apart from `user`
+    /// and `kernel`: n or n + 1 for n iterations; the instruction itself
+    /// counts once there if it ran first in a larger block, else not.
     pub rep: AtomicU64,
 }
 

@@ -10,10 +10,11 @@
  *
  *   icount rep ITERATIONS LEN
  *
- * A loop of 6 instructions, one of them `rep movsb` of LEN bytes: expected
- * 6 * ITERATIONS instructions and LEN - 1 or LEN rep string iterations per
- * op (the first iteration runs as the instruction; QEMU may execute the
- * instruction once more to find the count at 0).
+ * A loop of 6 instructions, one of them `rep movsb` of LEN bytes in the
+ * middle of its block: expected 6 * ITERATIONS instructions and LEN - 1 or
+ * LEN executions of the rep block per op (the first iteration runs as the
+ * instruction; QEMU 7.2 executes the instruction once more to find the
+ * count at 0).
  *
  *   icount reset
  *
