@@ -193,7 +193,7 @@ def insn_tables(runs):
     keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
     used = [c for c in cols if any(c in cells[k] for k in keys)]
     head = "| workload | fs | per | " + " | ".join(f"{c} user / kernel" for c in used)
-    head += " | kernel, series/base | rep string iterations | spread of the rounds |"
+    head += " | kernel, series/base | rep iterations | spread of the rounds |"
     rows += [head, "|" + "---|" * (head.count("|") - 1)]
     for k in keys:
         line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
@@ -368,8 +368,8 @@ def main():
     if "insn" in counts:
         rows, data, unpaired = insn_tables([r for r in runs if r["count"] == "insn"])
         md += ["Instructions per operation (all vCPUs, user / kernel; median of the rounds), `-icount`;"
-               " a `rep` string instruction (the kernel's copies and clears: `rep movsb`, `rep stosb`)"
-               " counts once, its iterations in their own column:", ""]
+               " the executions of `rep` string instructions' iterations (the kernel's copies and clears:"
+               " `rep movsb`, `rep stosb`) in their own column:", ""]
         md += rows
         if unpaired:
             md += ["", f"{unpaired} runs had no matching plugin region (left out)."]
