@@ -176,6 +176,29 @@ def profile_diff(profiles, col, base, n=6):
     return d[:n]
 
 
+# The workloads whose reads of a hot folio the series copies without a
+# reference with the switch on: an "on" run with fewer did not measure it.
+LOCKLESS = ("small", "large", "lockstep")
+LOCKLESS_MIN = 0.99
+
+
+def lockless(record, ops):
+    """The run's reads copied without a folio reference, per op (the
+    guest's lockless_reads_copied delta), or None without the counter."""
+    n = record.get("copied")
+    return None if n is None or not ops else n / ops
+
+
+def lockless_cell(workload, col):
+    """The worst round's share of lockless reads in the on column; flagged
+    where the workload is one of LOCKLESS and some round fell short."""
+    if not col or col.get("lockless_per_op") is None:
+        return "-"
+    x = col["lockless_per_op"]
+    flag = " **not all: the folio was not hot**" if workload in LOCKLESS and x < LOCKLESS_MIN else ""
+    return f"{min(x, 1.0) * 100:.1f}%{flag}"
+
+
 def insn_tables(runs):
     cells = {}  # (workload, fs) -> column -> [(user/op, kernel/op)]
     profiles = {}  # (workload, fs) -> column -> [{function: insns/op}]
@@ -187,13 +210,13 @@ def insn_tables(runs):
                 profiles.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
                     {f: n / ops for f, n in reg["profile"]})
             cells.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
-                (reg["user"] / ops, reg["kernel"] / ops, reg.get("rep", 0) / ops))
+                (reg["user"] / ops, reg["kernel"] / ops, reg.get("rep", 0) / ops, lockless(r, ops)))
     rows, data = [], []
     cols = ["base", "series-off", "series-on", "series"]
     keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
     used = [c for c in cols if any(c in cells[k] for k in keys)]
     head = "| workload | fs | per | " + " | ".join(f"{c} user / kernel" for c in used)
-    head += " | kernel, series/base | rep iterations | spread of the rounds |"
+    head += " | kernel, series/base | rep iterations | lockless reads (on) | spread of the rounds |"
     rows += [head, "|" + "---|" * (head.count("|") - 1)]
     for k in keys:
         line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
@@ -215,8 +238,10 @@ def insn_tables(runs):
                 flag = " **> 0.5%**" if spread > SPREAD_LIMIT else ""
                 spreads.append(f"{c.replace('series-', '')} {spread:.2f}% ({len(v)}){flag}")
             med[c] = kk
+            ll = [x[3] for x in v if x[3] is not None]
             entry["columns"][c] = dict(user_per_op=u, kernel_per_op=kk, rep_per_op=rp, rounds=len(v),
-                                       totals_per_op=tot, spread_pct=spread)
+                                       totals_per_op=tot, spread_pct=spread,
+                                       lockless_per_op=min(ll) if ll else None)
             line += f" {fmt(u)} / {fmt(kk)} |"
         ratios = []
         for c in ("series-off", "series-on", "series"):
@@ -224,6 +249,7 @@ def insn_tables(runs):
                 ratios.append(f"{c.replace('series-', '')} {med[c] / med['base']:.3f}x")
         line += f" {', '.join(ratios) or '-'} |"
         line += f" {', '.join(reps)} |"
+        line += f" {lockless_cell(k[0], entry['columns'].get('series-on'))} |"
         line += f" {', '.join(spreads) or '-'} |"
         entry["worst_spread_pct"] = worst
         rows.append(line)
@@ -303,7 +329,8 @@ def c2c_tables(runs, top_n=6):
                 col = column(run["variant"], r["mode"])
                 cells.setdefault(key, {}).setdefault(col, []).append(
                     dict(transfers=reg["transfers"] / ops, folio=folio / ops, pages=pages / ops,
-                         insns=reg["insns"] / ops, threads=r.get("threads"), pfn=pfn))
+                         insns=reg["insns"] / ops, threads=r.get("threads"), pfn=pfn,
+                         lockless=lockless(r, ops)))
                 tops.setdefault(key, {})[col] = [
                     dict(per_op=t["transfers"] / ops, what=describe_line(t, nm), pcs=pcs(t, nm),
                          reads=t.get("read_transfers"), addr=t.get("addr"), vaddr=t.get("vaddr"))
@@ -315,6 +342,7 @@ def c2c_tables(runs, top_n=6):
                  " `struct page`, or a `struct slab` over one)", ""]
         head = "| workload | fs | per | " + " | ".join(cols) + " |"
         rows += [head, "|" + "---|" * (head.count("|") - 1)]
+        short = []
         for k in keys:
             line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
             entry = {"vcpus": vcpus, "workload": k[0], "fs": k[1], "columns": {}, "top": tops[k]}
@@ -324,10 +352,17 @@ def c2c_tables(runs, top_n=6):
                     line += " - |"
                     continue
                 m = {f: statistics.median(x[f] for x in v) for f in ("transfers", "folio", "pages", "insns")}
+                ll = [x["lockless"] for x in v if x["lockless"] is not None]
+                m["lockless_per_op"] = min(ll) if ll else None
+                if c == "series-on" and ll:
+                    short.append(f"{k[0]} {k[1]}: {lockless_cell(k[0], m)}")
                 entry["columns"][c] = m
                 line += f" {m['transfers']:.3f} / {m['folio']:.3f} / {m['pages']:.3f} |"
             rows.append(line)
             data.append(entry)
+        if short:
+            rows += ["", "Reads copied without a folio reference in the on runs (the worst round): "
+                     + "; ".join(short)]
         rows += ["", f"Top lines, {vcpus} vCPUs (transfers per op; what; instructions (transfers)):", ""]
         for k in keys:
             for c in cols:

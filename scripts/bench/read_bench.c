@@ -26,8 +26,11 @@
  *                                fewest in flight.
  *   heat FILE [PAGES]            makes the first PAGES (64) pages hot
  *                                (PG_rcu_free where the series is in): 8
- *                                rounds over them, each read from a fresh
- *                                open file.
+ *                                passes over them, each read from a fresh
+ *                                open file; with the series' counter and
+ *                                switch on, more passes until one is
+ *                                copied without a folio reference entire
+ *                                (see heat()).
  *   pfn FILE                     prints the PFN of the file's page 0.
  *   folio FILE                   makes the file's first 2 MiB one large
  *                                folio where the file system allows it: drops
@@ -274,26 +277,70 @@ static void *refault(void *arg)
 	return NULL;
 }
 
+/* Reads copied without a folio reference, or -1 without the counter. */
+#define COPIED "/sys/kernel/debug/filemap/lockless_reads_copied"
+
+static long lockless_copied(void)
+{
+	FILE *f = fopen(COPIED, "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* One 16-byte read of each of the first @pages pages, a fresh open each. */
+static void heat_pass(long pages)
+{
+	char buf[16];
+	long k;
+	int fd;
+
+	for (k = 0; k < pages; k++) {
+		fd = open_file();
+		if (pread(fd, buf, sizeof(buf), k * PAGE) < 0)
+			die("pread");
+		close(fd);
+	}
+}
+
 /*
  * A read counts as an access of its folio unless it starts in the folio
  * where the last read of the same open file ended: a fresh open file for
  * every read makes each one count, whatever the folio size.
+ *
+ * How many accesses make a folio hot is not fixed: an access that finds the
+ * folio still in another CPU's LRU batch, not yet on the LRU, activates
+ * nothing and only clears PG_referenced. Where the series' counter is (the
+ * switch on), the passes after the eighth are also the test: the pages are
+ * hot when a pass over them is copied without a reference, every read of
+ * it. Up to 64 passes; prints how many it took and whether they got hot
+ * (null: no counter to tell, 8 passes).
  */
 static void heat(long pages)
 {
-	int round, k, fd;
-	char buf[16];
+	long before = -1, after = -1;
+	int pass;
 
-	for (round = 0; round < 8; round++)
-		for (k = 0; k < pages; k++) {
-			fd = open_file();
-			if (pread(fd, buf, sizeof(buf), k * PAGE) < 0)
-				die("pread");
-			close(fd);
-		}
-	printf("{\"heat\": \"%s\"}\n", path);
+	for (pass = 1; pass <= 64; pass++) {
+		before = pass > 8 ? lockless_copied() : -1;
+		heat_pass(pages);
+		if (pass < 8)
+			continue;
+		if (pass == 8 && lockless_copied() < 0)
+			break;
+		after = lockless_copied();
+		if (before >= 0 && after - before >= pages)
+			break;
+	}
+	printf("{\"heat\": \"%s\", \"passes\": %d, \"hot\": %s}\n", path,
+	       pass > 64 ? 64 : pass,
+	       before < 0 ? "null" : after - before >= pages ? "true" : "false");
 }
-
 
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16

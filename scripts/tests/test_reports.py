@@ -277,6 +277,29 @@ def test_bench_count_report_insn(tmp_path):
     assert [run["paired"] for run in data["runs"]] == [3, 4]
 
 
+def test_bench_count_report_lockless_share(tmp_path):
+    # The guest's lockless_reads_copied per run: an on run whose folio was
+    # not hot (it took the normal path) is flagged, not silently averaged.
+    rec = lambda mode, rnd, copied: {"workload": "small", "fs": "xfs", "mode": mode, "round": rnd,
+                                     "threads": 1, "pfn": 5, "copied": copied, "result": {"ops": 1000}}
+    _count_run(tmp_path / "series-insn",
+               [rec("on", 1, 1003), rec("off", 1, 0), rec("on", 2, 4), rec("off", 2, 0)],
+               [_region(1000, 70000, 800000), _region(1000, 70000, 1000000),
+                _region(1000, 70000, 1000000), _region(1000, 70000, 1000000)])
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "series-insn")
+    assert r.returncode == 0, r.stderr
+    row = [l for l in r.stdout.splitlines() if l.startswith("| small")][0]
+    assert "0.4% **not all: the folio was not hot**" in row
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert data["insn"][0]["columns"]["series-on"]["lockless_per_op"] == 0.004
+    # All rounds lockless: the share, unflagged.
+    (tmp_path / "series-insn" / "results.txt").write_text(
+        (tmp_path / "series-insn" / "results.txt").read_text().replace('"copied": 4,', '"copied": 1000,'))
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "series-insn")
+    row = [l for l in r.stdout.splitlines() if l.startswith("| small")][0]
+    assert "| 100.0% |" in row
+
+
 def test_bench_count_report_warmup_left_out(tmp_path):
     # Round 0 (the warm-up of COUNT=insn) pairs with its region, then is
     # left out: its slower count changes neither median nor spread.
