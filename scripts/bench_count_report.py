@@ -15,8 +15,9 @@ insn: instructions per operation, user and kernel, summed over all vCPUs
 the median of the rounds and their spread ((max - min) / median of the
 total), flagged above 0.5%. c2c: cache-line transfers per operation, those
 on the hot folio's struct page lines, and the lines that moved most with
-the instructions that moved them. Writes OUT_PREFIX.md and OUT_PREFIX.json,
-prints the tables. A RUN_DIR whose runs and regions do not pair one to one
+the instructions that moved them. Writes OUT_PREFIX.md and OUT_PREFIX.json
+(c2c also OUT_PREFIX.png: transfers per read by file system), prints the
+tables. A RUN_DIR whose runs and regions do not pair one to one
 is left out, with a line saying why; --need-both (make bench) then fails
 unless both base and series are left, so that the page keeps its section.
 """
@@ -24,7 +25,9 @@ unless both base and series are left, so that the page keeps its section.
 import bisect
 import json
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,6 +46,54 @@ UNITS = {
 }
 ORDER = ["small", "lockstep", "large", "seq", "dontneed", "refault", "free", "partial"]
 PROGRAM = {"free": "deferred_split_bench", "partial": "deferred_split_bench"}
+
+
+def _cxxfilt():
+    for name in ("llvm-cxxfilt", "llvm-cxxfilt-22", "llvm-cxxfilt-19"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+_DEMANGLED = {}
+
+
+def short_generics(name, limit=24):
+    """A demangled name with generic arguments longer than `limit`
+    characters written <…> (a Rust closure's full type is hundreds)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(name):
+        if ch == "<":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+            if depth == 0:
+                inner = name[start:i + 1]
+                out.append(inner if len(inner) <= limit else "<…>")
+                continue
+        if depth == 0:
+            out.append(ch)
+    return "".join(out) if depth == 0 else name
+
+
+def demangle(names):
+    """Rust (v0, legacy) names demangled with llvm-cxxfilt and shortened;
+    the others, or all without llvm-cxxfilt, as they are."""
+    todo = sorted({n for n in names if n.startswith(("_R", "_ZN")) and n not in _DEMANGLED})
+    tool = _cxxfilt() if todo else None
+    if tool:
+        try:
+            out = subprocess.run([tool], input="\n".join(todo) + "\n", capture_output=True,
+                                 text=True, check=True, timeout=30).stdout.splitlines()
+        except (OSError, subprocess.SubprocessError):
+            out = []
+        if len(out) == len(todo):
+            for raw, dem in zip(todo, out):
+                _DEMANGLED[raw] = short_generics(dem.strip()) if dem.strip() != raw else raw
+    return {n: _DEMANGLED.get(n, n) for n in names}
 
 
 class NmSymbols:
@@ -176,6 +227,17 @@ def profile_diff(profiles, col, base, n=6):
     return d[:n]
 
 
+def profile_spread(rounds, n=3):
+    """The functions whose instructions per op vary most between the
+    rounds of one column (a function missing from a round's top list
+    counts 0 there): [(function, max - min)], where a spread comes from."""
+    names = {f for p in rounds for f in p}
+    d = [(f, max(p.get(f, 0.0) for p in rounds) - min(p.get(f, 0.0) for p in rounds)) for f in names]
+    d = [x for x in d if x[1] >= 0.5]
+    d.sort(key=lambda x: (-x[1], x[0]))
+    return d[:n]
+
+
 # The workloads whose reads of a hot folio the series copies without a
 # reference with the switch on: an "on" run with fewer did not measure it.
 LOCKLESS = ("small", "large", "lockstep")
@@ -266,8 +328,25 @@ def insn_tables(runs):
                 d = profile_diff(p, col, ref)
                 entry.setdefault("profile_diff", {})[f"{col} - {ref}"] = d
                 if d:
+                    names = demangle([f for f, _ in d])
                     diffs.append(f"| {k[0]} | {k[1]} | {col.replace('series-', '')} − {ref.replace('series-', '')} | "
-                                 + ", ".join(f"{f} {x:+,.1f}" for f, x in d) + " |")
+                                 + ", ".join(f"{names[f]} {x:+,.1f}" for f, x in d) + " |")
+    # Where a spread over the limit comes from.
+    wide = []
+    for e in data:
+        k = (e["workload"], e["fs"])
+        for c, col in e["columns"].items():
+            if (col.get("spread_pct") or 0) > SPREAD_LIMIT and len(profiles.get(k, {}).get(c, [])) > 1:
+                d = profile_spread(profiles[k][c])
+                col["spread_by_function"] = d
+                if d:
+                    names = demangle([f for f, _ in d])
+                    wide.append(f"| {k[0]} | {k[1]} | {c.replace('series-', '')} | {col['spread_pct']:.2f}% | "
+                                + ", ".join(f"{names[f]} {x:,.1f}" for f, x in d) + " |")
+    if wide:
+        rows += ["", "Where the rounds differ, for the spreads over 0.5%: the functions whose instructions"
+                 " per op vary most between the rounds (max − min):", "",
+                 "| workload | fs | column | spread | function: max − min per op |", "|---|---|---|---|---|"] + wide
     if diffs:
         rows += ["", "Where they differ: instructions per op by function (the plugin's `profile`, median of"
                  " the rounds), the largest differences:", "",
@@ -292,6 +371,7 @@ def pcs(line, nm):
     for p in line.get("pcs", []):
         pc = int(p["pc"], 16)
         sym = p.get("sym") or (nm.sym(pc) if pc < USER_TOP else "") or p["pc"]
+        sym = demangle([sym])[sym]
         out.append(f"{sym} ({p['transfers']})")
     if line.get("other_pcs"):
         out.append(f"other ({line['other_pcs']})")
@@ -376,6 +456,42 @@ def c2c_tables(runs, top_n=6):
     return rows, data, count_unpaired(runs)
 
 
+def plot_c2c(data, out):
+    """OUT.png: transfers per 16-byte read (small and lockstep) per file
+    system and column, all lines and the hot folio's line, a panel per
+    vCPU count. One line on stderr without matplotlib."""
+    rows = [e for e in data if e["workload"] in ("small", "lockstep")]
+    if not rows:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench_count_report: no matplotlib (python3-matplotlib): no PNG", file=sys.stderr)
+        return
+    panels = sorted({(e["vcpus"], e["workload"]) for e in rows}, key=lambda p: (str(p[0]), p[1]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.5), squeeze=False)
+    cols = ("base", "series-off", "series-on")
+    for ax, (vcpus, workload) in zip(axes[0], panels):
+        es = sorted((e for e in rows if e["vcpus"] == vcpus and e["workload"] == workload), key=lambda e: e["fs"])
+        width = 0.8 / len(cols)
+        for i, (c, color) in enumerate(zip(cols, ("0.3", "tab:blue", "tab:red"))):
+            x = [j + i * width for j in range(len(es))]
+            allv = [e["columns"].get(c, {}).get("transfers", 0) for e in es]
+            folio = [e["columns"].get(c, {}).get("folio", 0) for e in es]
+            ax.bar(x, allv, width, color=color, alpha=0.35, label=f"{c}: all lines")
+            ax.bar(x, folio, width, color=color, label=f"{c}: hot folio")
+        ax.set_xticks([j + width for j in range(len(es))], [e["fs"] for e in es], fontsize=8)
+        ax.set_title(f"{workload}, {vcpus} vCPUs")
+        ax.set_ylabel("transfers per read")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
 def main():
     args = sys.argv[1:]
     need_both = "--need-both" in args
@@ -415,6 +531,7 @@ def main():
         if unpaired:
             md += ["", f"{unpaired} runs had no matching plugin region (left out)."]
         js["c2c"] = data
+        plot_c2c(data, prefix.with_suffix(".png"))
     text = "\n".join(md) + "\n"
     prefix.with_suffix(".md").write_text(text)
     prefix.with_suffix(".json").write_text(json.dumps(js, indent=1) + "\n")

@@ -8,8 +8,9 @@ Usage: bench_model.py [--ghz F] [--ipc I] [...] INSN_JSON C2C_JSON OUT_PREFIX
 
 INSN_JSON and C2C_JSON are bench_count_report.py's count-insn.json and
 count-c2c.json. Without C2C_JSON (a path that does not exist, or "-") the
-model says so and projects without contention. Writes OUT_PREFIX.md and
-OUT_PREFIX.json, prints the markdown. Bad input: one line, exit 1.
+model says so and projects without contention. Writes OUT_PREFIX.md,
+OUT_PREFIX.json and OUT_PREFIX.png (the projection against threads beside
+the seed's points), prints the markdown. Bad input: one line, exit 1.
 
 The model (units: ns, reads per ns), for file system fs and column c
 (base; the series with the switch on):
@@ -446,6 +447,46 @@ def markdown(args, k, counts, table, notes, verdict):
     return "\n".join(md)
 
 
+def plot(table, out):
+    """OUT.png: projected reads/s against threads per file system (default
+    mitigations, log scales), base and series, and the seed's measured
+    ranges at the thread counts it gives. One line on stderr without
+    matplotlib (python3-matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench_model: no matplotlib (python3-matplotlib): no PNG", file=sys.stderr)
+        return
+    rows = [r for r in table if r["mitigations"] == "default"]
+    fss = sorted({r["fs"] for r in rows})
+    if not fss:
+        return
+    fig, axes = plt.subplots(1, len(fss), figsize=(4 * len(fss), 3.5), squeeze=False)
+    for ax, fs in zip(axes[0], fss):
+        for (variant, _), color in zip(VARIANTS, ("k", "r")):
+            pts = [(r["threads"], r[variant]["projected"]) for r in rows
+                   if r["fs"] == fs and r[variant]["projected"] is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], color + "-", label=f"{variant}, projected")
+            seed = [(r["threads"], r[variant]["measured"]) for r in rows
+                    if r["fs"] == fs and r[variant]["measured"]]
+            for n, (lo, hi) in seed:
+                ax.errorbar([n], [(lo + hi) / 2], yerr=[[(hi - lo) / 2], [(hi - lo) / 2]], fmt=color + "o",
+                            capsize=3, label=f"{variant}, seed" if n == seed[0][0] else None)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"16-byte reads, {fs}")
+        ax.set_xlabel("threads")
+        ax.set_ylabel("M reads/s")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
 def main(argv=None):
     args = arguments(sys.argv[1:] if argv is None else argv)
     k = {name: getattr(args, name) for name, *_ in CONSTANTS}
@@ -492,6 +533,7 @@ def main(argv=None):
         Path(args.out + ".json").write_text(json.dumps(out, indent=1) + "\n")
     except OSError as e:
         fail(f"{args.out}: {e.strerror}")
+    plot(table, args.out + ".png")
     print(text, end="")
 
 

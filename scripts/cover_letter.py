@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Fill in the cover letter git format-patch wrote.
 
-Usage: cover_letter.py SERIES_DIR COVER_TEXT CHANGELOG VERSION TEXT_OUT [BENCH_MD [READS_MD]]
+Usage: cover_letter.py SERIES_DIR COVER_TEXT CHANGELOG VERSION TEXT_OUT [BENCH_MD [READS_MD [INSN_MD [C2C_MD [MODEL_MD]]]]]
        cover_letter.py --check CHANGELOG VERSION
 
-COVER_TEXT: subject on the first line, blank line, then the blurb. Where
-the blurb says @BENCH@, the deferred split tables of `make bench` go, and
-where it says @READS@, its read tables (or a line saying that no bench
-results were found). Their prose is wrapped at 72 columns, as mail is;
-table rows stay as they are.
+COVER_TEXT: subject on the first line, blank line, then the blurb. Its
+marks take the reports of `make bench` (build/bench/): @BENCH@ the deferred
+split's exact counts and the Rust/C unqueue (deferred-split.md, without its
+wall, sys and traced lock times, which move across boots under TCG),
+@READS@ the writes to the hot folio per read (reads.md, without its
+throughput tables), @INSN@ instructions per operation (count-insn.md, with
+the function rows of series against base), @C2C@ cache-line transfers per
+read (count-c2c.md, with the top lines of the series with the switch on),
+@MODEL@ the projection onto the seed's machine (model.md). A report not
+found becomes a line saying so. Prose is wrapped at 72 columns, as mail
+is; table rows stay as they are.
 
 CHANGELOG: "#" comment lines, then a section per version N > 1, newest
 first: a line "vN:" and what changed since vN-1. For VERSION > 1 the
@@ -67,22 +73,98 @@ def wrap_prose(md):
     return "\n".join(out)
 
 
+# Rows of deferred-split.md measured in time: across boots under TCG they
+# move by 10% or more, so the mail gives the counts (and COUNT=insn's
+# instructions per folio) instead.
+TIME_ROW = re.compile(r"^\| [a-z]+ \| (wall s|sys s|lruvec lock (wait|hold), ms)")
+
+
+def blocks(md):
+    """Markdown split at blank lines."""
+    return [b for b in md.strip().split("\n\n") if b.strip()]
+
+
+def without_times(md):
+    return "\n".join(l for l in md.splitlines() if not TIME_ROW.match(l))
+
+
+def mechanism_only(md):
+    """reads.md without its throughput tables (a table and the line before
+    it that says M reads/s or MiB/s)."""
+    out, skip = [], False
+    for b in blocks(md):
+        if not b.startswith("|"):
+            skip = "reads/s" in b or "MiB/s" in b
+            if skip and b.startswith("Read benchmarks"):
+                continue
+        if not skip:
+            out.append(b)
+    return "\n\n".join(out)
+
+
+def insn_cover(md):
+    """count-insn.md: its table, and of the functions' rows those of the
+    series against the base (not on against off, nor the rounds' spread)."""
+    out, mode = [], "keep"
+    for b in blocks(md):
+        if b.startswith("Where the rounds differ"):
+            mode = "drop"
+        elif b.startswith("Where they differ"):
+            mode = "diff"
+        elif not b.startswith("|"):
+            mode = "keep"
+        if mode == "drop":
+            continue
+        if mode == "diff" and b.startswith("|"):
+            rows = b.splitlines()
+            b = "\n".join(rows[:2] + [r for r in rows[2:] if "− base |" in r])
+        out.append(b)
+    return "\n\n".join(out)
+
+
+def c2c_cover(md):
+    """count-c2c.md: the transfer tables, and of the top lines those of
+    the series with the switch on (what still moves per read)."""
+    out, lst = [], None
+    for b in blocks(md):
+        if b.startswith("- "):
+            lst = "series-on" in b.splitlines()[0]
+        elif b.startswith("  |"):
+            pass
+        else:
+            lst = None
+        if lst is False:
+            continue
+        out.append(b)
+    return "\n\n".join(out)
+
+
+MARKS = (
+    ("@BENCH@", 6, without_times),
+    ("@READS@", 7, mechanism_only),
+    ("@INSN@", 8, insn_cover),
+    ("@C2C@", 9, c2c_cover),
+    ("@MODEL@", 10, lambda md: md),
+)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         changelog(Path(sys.argv[2]).read_text(), int(sys.argv[3]))
         return
-    if len(sys.argv) not in (6, 7, 8):
+    if not 6 <= len(sys.argv) <= 11:
         sys.exit("usage: " + __doc__.split("Usage: ")[1].split("\n\n")[0])
     series, cover = Path(sys.argv[1]), Path(sys.argv[2]).read_text()
     changes = changelog(Path(sys.argv[3]).read_text(), int(sys.argv[4]))
     text_out = Path(sys.argv[5])
     subject, _, blurb = cover.partition("\n\n")
-    for mark, i in (("@BENCH@", 6), ("@READS@", 7)):
+    for mark, i, part in MARKS:
         md = Path(sys.argv[i]) if len(sys.argv) > i else None
         if md and md.exists():
-            table = wrap_prose(md.read_text().strip())
+            table = wrap_prose(part(md.read_text()).strip())
         else:
-            table = "(no `make bench` results were found when this series was exported)"
+            what = f": no {md.name}" if md else ""
+            table = f"(no `make bench` results were found when this series was exported{what})"
         blurb = blurb.replace(mark, table)
     blurb = blurb.rstrip() + "\n"
     if changes:

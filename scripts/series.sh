@@ -71,5 +71,6 @@ git -C "$repo" -c user.name="$name" -c user.email="$email" format-patch -q \
 	--cover-letter -v"$VERSION" --base=series-base --thread=shallow --notes \
 	"${to_args[@]}" "${cc_args[@]}" -o "$out" "$range" >/dev/null
 "$TOP/scripts/cover_letter.py" "$out" "$TOP/patches/cover-letter" "$TOP/patches/changelog" \
-	"$VERSION" "$BUILD/series-cover.txt" "$BUILD/bench/deferred-split.md" "$BUILD/bench/reads.md"
+	"$VERSION" "$BUILD/series-cover.txt" "$BUILD/bench/deferred-split.md" "$BUILD/bench/reads.md" \
+	"$BUILD/bench/count-insn.md" "$BUILD/bench/count-c2c.md" "$BUILD/bench/model.md"
 step "series: $n patches and a cover letter in $out"

@@ -54,8 +54,8 @@
  * caused them, not in the next region.
  *
  * Markers for the tcg-bench QEMU plugin (`make bench COUNT=insn|c2c`,
- * tcg_marker.h): a region from the release of the threads to their last
- * join, one op marker per operation counted in "ops" (a read; for seq a
+ * tcg_marker.h): a region from the release of the threads until all have
+ * done their work (their exits are outside), one op marker per operation counted in "ops" (a read; for seq a
  * 1 MiB read), and a reset marker before the start (a run that died inside
  * its region leaves it open). Each is an 8-byte NOP: without the plugin it
  * costs nothing measurable beside a system call.
@@ -88,7 +88,7 @@ static long max_ops;
 static atomic_bool stop;
 static atomic_long turn;
 /* ready: the threads are set up (outside the region); start: go. */
-static pthread_barrier_t ready, start, passed;
+static pthread_barrier_t ready, start, passed, done;
 static long settle_ms;
 static void *(*work)(void *);
 
@@ -418,7 +418,14 @@ static void *worker_start(void *arg)
 		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
 			die("pthread_setaffinity_np");
 	}
-	return work(arg);
+	work(arg);
+	/*
+	 * The region ends here, when every thread has done its work: their
+	 * exits (glibc gives a thread's stack back with MADV_DONTNEED, a zap
+	 * of varying size) are not the workload's.
+	 */
+	pthread_barrier_wait(&done);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -495,6 +502,7 @@ int main(int argc, char **argv)
 	pthread_barrier_init(&ready, NULL, nr_threads + 1);
 	pthread_barrier_init(&start, NULL, nr_threads + 1);
 	pthread_barrier_init(&passed, NULL, nr_threads);
+	pthread_barrier_init(&done, NULL, nr_threads + 1);
 	work = fn;
 	for (i = 0; i < nr_threads; i++) {
 		w[i].id = i;
@@ -510,13 +518,14 @@ int main(int argc, char **argv)
 		usleep(seconds * 1e6);
 		atomic_store(&stop, true);
 	}
+	pthread_barrier_wait(&done);
+	TCG_BENCH_STOP();
+	t = now() - t0;
 	for (i = 0; i < nr_threads; i++) {
 		pthread_join(w[i].thread, NULL);
 		ops += w[i].ops;
 		bytes += w[i].bytes;
 	}
-	TCG_BENCH_STOP();
-	t = now() - t0;
 	printf("{\"threads\": %d, \"seconds\": %.3f, \"ops\": %ld, \"ops_per_s\": %.0f, \"mib_per_s\": %.1f}\n",
 	       nr_threads, t, ops, ops / t, bytes / t / (1 << 20));
 	return 0;
