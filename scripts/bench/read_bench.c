@@ -88,7 +88,7 @@ static long max_ops;
 static atomic_bool stop;
 static atomic_long turn;
 /* ready: the threads are set up (outside the region); start: go. */
-static pthread_barrier_t ready, start, passed, done;
+static pthread_barrier_t ready, start, passed, done, stopped;
 static long settle_ms;
 static void *(*work)(void *);
 
@@ -425,6 +425,8 @@ static void *worker_start(void *arg)
 	 * of varying size) are not the workload's.
 	 */
 	pthread_barrier_wait(&done);
+	/* ... and on one vCPU they must not exit before the stop marker. */
+	pthread_barrier_wait(&stopped);
 	return NULL;
 }
 
@@ -503,6 +505,7 @@ int main(int argc, char **argv)
 	pthread_barrier_init(&start, NULL, nr_threads + 1);
 	pthread_barrier_init(&passed, NULL, nr_threads);
 	pthread_barrier_init(&done, NULL, nr_threads + 1);
+	pthread_barrier_init(&stopped, NULL, nr_threads + 1);
 	work = fn;
 	for (i = 0; i < nr_threads; i++) {
 		w[i].id = i;
@@ -521,6 +524,7 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&done);
 	TCG_BENCH_STOP();
 	t = now() - t0;
+	pthread_barrier_wait(&stopped);
 	for (i = 0; i < nr_threads; i++) {
 		pthread_join(w[i].thread, NULL);
 		ops += w[i].ops;
