@@ -49,7 +49,7 @@ static size_t size;
 static long page_size;
 /* DSB_PREFAULT: the threads and main meet after the faults, and again after
  * the start marker. */
-static pthread_barrier_t faulted, started;
+static pthread_barrier_t faulted, started, done, stopped;
 
 static void *map_aligned(size_t len)
 {
@@ -126,6 +126,11 @@ static void *worker(void *arg)
 		ops_freed(size / folio);
 	}
 	free(maps);
+	if (prefault) {
+		/* The region ends here; the threads' exits are not in it. */
+		pthread_barrier_wait(&done);
+		pthread_barrier_wait(&stopped);
+	}
 	return NULL;
 }
 
@@ -162,6 +167,8 @@ int main(int argc, char **argv)
 	tids = calloc(threads, sizeof(*tids));
 	pthread_barrier_init(&faulted, NULL, threads + 1);
 	pthread_barrier_init(&started, NULL, threads + 1);
+	pthread_barrier_init(&done, NULL, threads + 1);
+	pthread_barrier_init(&stopped, NULL, threads + 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	TCG_BENCH_RESET();
 	if (!prefault)
@@ -179,10 +186,18 @@ int main(int argc, char **argv)
 		TCG_BENCH_START();
 		pthread_barrier_wait(&started);
 	}
-	for (i = 0; i < threads; i++)
-		pthread_join(tids[i], NULL);
+	if (prefault)
+		pthread_barrier_wait(&done);
+	else
+		for (i = 0; i < threads; i++)
+			pthread_join(tids[i], NULL);
 	TCG_BENCH_STOP();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (prefault) {
+		pthread_barrier_wait(&stopped);
+		for (i = 0; i < threads; i++)
+			pthread_join(tids[i], NULL);
+	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("{\"workload\": \"%s\", \"threads\": %d, \"rounds\": %d, \"size_mb\": %zu, "
 	       "\"wall_s\": %.3f, \"sys_s\": %.3f, \"ops\": %zu}\n", argv[1], threads, rounds,
