@@ -180,6 +180,31 @@ def column(variant, mode):
     return variant if variant == "base" or mode not in ("on", "off") else f"{variant}-{mode}"
 
 
+LEFT_OUT = []  # boots left out by load(), with why: in the report too
+
+
+def checks(runs):
+    """What says a run was not what its label says: the switch read back
+    after an on/off run, an off run that copied without a reference, a
+    heat that did not make the pages hot, a 64K run whose folio was not
+    PMD-sized. One line each."""
+    out = []
+    for run in runs:
+        for r, reg in paired(run):
+            name = f"{run['dir'].name} {r['workload']}-{r['fs']} {r['mode']} round {r['round']}"
+            want = {"on": 1, "off": 0}.get(r.get("mode"))
+            if want is not None and r.get("switch") is not None and r["switch"] != want:
+                out.append(f"{name}: the switch read {r['switch']} after the run")
+            ll = lockless(r, reg["ops"])
+            if r.get("mode") == "off" and ll:
+                out.append(f"{name}: {ll * 100:.1f}% of its reads copied without a reference with the switch off")
+            if r.get("hot") is False:
+                out.append(f"{name}: the heat before it did not make the pages hot")
+            if r["workload"] == "large" and r.get("folio_order") not in (None, 9):
+                out.append(f"{name}: the folio read is of order {r['folio_order']}, not a PMD folio")
+    return out
+
+
 def load(run_dirs):
     runs = []
     for d in map(Path, run_dirs):
@@ -190,7 +215,9 @@ def load(run_dirs):
         recs = count_records(d / "results.txt")
         err = pair(recs, regions(d / "plugin.json"))
         if err:
-            print(f"bench_count_report: {d}: {err}; its counts are left out", file=sys.stderr)
+            msg = f"{d.name}: {err}; its counts are left out"
+            print(f"bench_count_report: {msg}", file=sys.stderr)
+            LEFT_OUT.append(msg)
             continue
         nm = {p: NmSymbols(d / f"{p}.nm") for p in ("read_bench", "deferred_split_bench")}
         guest = (d / "guest.txt").read_text().strip() if (d / "guest.txt").exists() else ""
@@ -229,9 +256,10 @@ def profile_diff(profiles, col, base, n=6):
 
 def profile_spread(rounds, n=3):
     """The functions whose instructions per op vary most between the
-    rounds of one column (a function missing from a round's top list
-    counts 0 there): [(function, max - min)], where a spread comes from."""
-    names = {f for p in rounds for f in p}
+    rounds of one column: [(function, max - min)], where a spread comes
+    from. Only functions in every round's top list: one that falls off a
+    list in some round would show its whole count as a spread."""
+    names = set.intersection(*(set(p) for p in rounds)) if rounds else set()
     d = [(f, max(p.get(f, 0.0) for p in rounds) - min(p.get(f, 0.0) for p in rounds)) for f in names]
     d = [x for x in d if x[1] >= 0.5]
     d.sort(key=lambda x: (-x[1], x[0]))
@@ -240,14 +268,16 @@ def profile_spread(rounds, n=3):
 
 # The workloads whose reads of a hot folio the series copies without a
 # reference with the switch on: an "on" run with fewer did not measure it.
-LOCKLESS = ("small", "large", "lockstep")
+LOCKLESS = ("small", "large", "lockstep", "dontneed")
 LOCKLESS_MIN = 0.99
 
 
 def lockless(record, ops):
-    """The run's reads copied without a folio reference, per op (the
-    guest's lockless_reads_copied delta), or None without the counter."""
-    n = record.get("copied")
+    """The run's reads copied without a folio reference, per op (read_bench's
+    own count around its region; the record's, from a guest before it),
+    or None without the counter."""
+    res = record.get("result") or {}
+    n = res["copied"] if "copied" in res else record.get("copied")
     return None if n is None or not ops else n / ops
 
 
@@ -257,8 +287,12 @@ def lockless_cell(workload, col):
     if not col or col.get("lockless_per_op") is None:
         return "-"
     x = col["lockless_per_op"]
-    flag = " **not all: the folio was not hot**" if workload in LOCKLESS and x < LOCKLESS_MIN else ""
-    return f"{min(x, 1.0) * 100:.1f}%{flag}"
+    flag = ""
+    if x > 1.0:
+        flag = " **more than the run's reads: not all its own**"
+    elif workload in LOCKLESS and x < LOCKLESS_MIN:
+        flag = " **not all: the folio was not hot**"
+    return f"{x * 100:.1f}%{flag}"
 
 
 def insn_tables(runs):
@@ -360,9 +394,17 @@ def describe_line(line, nm):
     what = line.get("what", "")
     vaddr = int(line.get("vaddr", "0x0"), 16)
     if vaddr < USER_TOP:
-        s = nm.data_sym(vaddr)
-        if s:
-            what = f"{s} ({what})"
+        # Name the symbols of the bytes that were touched (the plugin's
+        # mask of the line), not the one the line starts in.
+        mask = int(line.get("bytes", "0x0"), 16) or 1
+        names = []
+        for off in range(64):
+            if mask >> off & 1:
+                s = nm.data_sym(vaddr + off)
+                if s and s.split("+")[0] not in [n.split("+")[0] for n in names]:
+                    names.append(s)
+        if names:
+            what = f"{', '.join(names)} ({what})"
     return what
 
 
@@ -512,6 +554,12 @@ def main():
         md.append("Runs after which pages still waited for a grace period (their frees are not in the"
                   " counts): " + "; ".join(late) + ".")
         md.append("")
+    if LEFT_OUT:
+        md += ["Left out: " + "; ".join(LEFT_OUT) + ".", ""]
+    bad = checks(runs)
+    if bad:
+        md += ["**Runs that were not what their label says:** " + "; ".join(bad) + ".", ""]
+        js["checks"] = bad
     for run in runs:
         if not any("region" in x for x in run["records"]):
             md.append(f"No counts from {run['dir'].name}: the plugin wrote no region that matches a run"
@@ -531,15 +579,20 @@ def main():
         if unpaired:
             md += ["", f"{unpaired} runs had no matching plugin region (left out)."]
         js["c2c"] = data
-        plot_c2c(data, prefix.with_suffix(".png"))
     text = "\n".join(md) + "\n"
-    prefix.with_suffix(".md").write_text(text)
-    prefix.with_suffix(".json").write_text(json.dumps(js, indent=1) + "\n")
     print(text, end="")
     variants = {r["variant"] for r in runs}
     if need_both and variants != {"base", "series"}:
+        # The report of the last good run stays: the cover letter and the
+        # results page read it.
         sys.exit(f"bench_count_report: counts of {', '.join(sorted(variants)) or 'no boot'} only "
-                 f"(--need-both): {prefix}.md is written, the results page keeps its section")
+                 f"(--need-both): {prefix}.md and the results page keep the last run's")
+    if "c2c" in js:
+        plot_c2c(js["c2c"], prefix.with_suffix(".png"))
+    for suffix, body in ((".md", text), (".json", json.dumps(js, indent=1) + "\n")):
+        tmp = prefix.with_suffix(suffix + ".tmp")
+        tmp.write_text(body)
+        tmp.replace(prefix.with_suffix(suffix))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def wrap_prose(md):
     """Markdown with its paragraphs wrapped at 72 columns, tables as they are."""
     out = []
     for line in md.splitlines():
-        if line.startswith("|") or not line.strip():
+        if line.lstrip().startswith("|") or not line.strip():
             out.append(line)
         else:
             out.extend(textwrap.wrap(line, 72, break_long_words=False, break_on_hyphens=False))

@@ -139,7 +139,7 @@ def test_cover_letter_count_sections(tmp_path):
     c2c = ("**2 vCPUs**\n\n| workload | base | series-on |\n|---|---|---|\n| small | 2.0 | 0.0 |\n\n"
            "Top lines, 2 vCPUs:\n\n- small xfs, base:\n\n  | per op | line | moved by |\n  |---:|---|---|\n"
            "  | 1.0 | folio | folio_put (1) |\n\n- small xfs, series-on:\n\n  | per op | line | moved by |\n"
-           "  |---:|---|---|\n  | 0.9 | i_rwsem | up_read (1) |\n")
+           "  |---:|---|---|\n  | 0.9 | i_rwsem | up_read (1) |\n  | 0.8 | i_rwsem2 | up_read (1), xfs_file_buffered_read_0 (1), xfs_file_buffered_read_1 (1), xfs_file_buffered_read_2 (1), xfs_file_buffered_read_3 (1), xfs_file_buffered_read_4 (1) |\n")
     for name, text in (("b", bench), ("r", reads), ("i", insn), ("c", c2c)):
         (tmp_path / f"{name}.md").write_text(text)
     series = tmp_path / "series"
@@ -156,6 +156,7 @@ def test_cover_letter_count_sections(tmp_path):
     assert "M reads/s" not in text and "MiB/s" not in text and "| seq | 213 |" not in text
     assert "| small | ext4 | on − base |" in text and "on − off" not in text and "| partial | 2% |" not in text
     assert "| 0.9 | i_rwsem | up_read (1) |" in text and "folio_put" not in text
+    assert "  | 0.8 | i_rwsem2 | up_read (1), xfs_file_buffered_read_0 (1), xfs_file_buffered_read_1 (1), xfs_file_buffered_read_2 (1), xfs_file_buffered_read_3 (1), xfs_file_buffered_read_4 (1) |" in text  # indented rows are not wrapped
     assert "(no `make bench` results were found when this series was exported: no model.md)" in text
 
 
@@ -339,6 +340,49 @@ def test_bench_count_report_lockless_share(tmp_path):
     assert "| 100.0% |" in row
 
 
+def test_bench_count_report_checks_the_labels(tmp_path):
+    # A run is what its label says, or the report says otherwise: the
+    # switch read back, an off run that copied lockless, a heat that did
+    # not take, a 64K run of a small folio, and counts over the run's reads.
+    rec = lambda mode, rnd, **kw: {"workload": "large", "fs": "ext4", "mode": mode, "round": rnd,
+                                   "threads": 1, "pfn": 5, "result": {"ops": 1000, **kw.pop("res", {})}, **kw}
+    _count_run(tmp_path / "series-insn",
+               [rec("on", 1, switch=0, hot=True, folio_order=9, res={"copied": 1000}),
+                rec("off", 1, switch=0, hot=False, folio_order=2, res={"copied": 500}),
+                rec("on", 2, switch=1, hot=True, folio_order=9, res={"copied": 1004})],
+               [_region(1000, 70000, 800000), _region(1000, 70000, 1000000), _region(1000, 70000, 800000)])
+    r = script("bench_count_report.py", tmp_path / "count-insn", tmp_path / "series-insn")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "series-insn large-ext4 on round 1: the switch read 0 after the run" in out
+    assert "off round 1: 50.0% of its reads copied without a reference with the switch off" in out
+    assert "off round 1: the heat before it did not make the pages hot" in out
+    assert "off round 1: the folio read is of order 2, not a PMD folio" in out
+    assert "round 2" not in out.split("Runs that were not")[1].split("\n")[0]
+    row = [l for l in out.splitlines() if l.startswith("| large")][0]
+    assert "100.0%" in row  # the worst round, not capped, not flagged
+
+
+def test_bench_count_report_keeps_the_last_good_report(tmp_path):
+    # --need-both with only one boot: the last complete report stays.
+    (tmp_path / "count-insn.md").write_text("the last good one\n")
+    rec = {"workload": "small", "fs": "ext4", "mode": "base", "round": 1, "threads": 1, "pfn": 5,
+           "result": {"ops": 1000}}
+    _count_run(tmp_path / "base-insn", [rec], [_region(1000, 70000, 1000000)])
+    r = script("bench_count_report.py", "--need-both", tmp_path / "count-insn", tmp_path / "base-insn")
+    assert r.returncode != 0 and "keep the last run's" in r.stderr
+    assert (tmp_path / "count-insn.md").read_text() == "the last good one\n"
+
+
+def test_profile_spread_ignores_the_top_list_cutoff():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bcr", SCRIPTS / "bench_count_report.py")
+    bcr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bcr)
+    rounds = [{"a": 10.0, "edge": 7.0}, {"a": 12.0}, {"a": 10.0, "edge": 7.0}]
+    assert bcr.profile_spread(rounds) == [("a", 2.0)]
+
+
 def test_demangle_rust_names():
     import importlib.util
     spec = importlib.util.spec_from_file_location("bcr", SCRIPTS / "bench_count_report.py")
@@ -432,18 +476,19 @@ def test_bench_count_report_c2c(tmp_path):
              "read_transfers": 1000, "what": "struct page pfn 0x5 (folio if head) [_refcount]",
              "pcs": [{"pc": "0xffffffff81000010", "sym": "folio_try_get+0x10", "transfers": 2000}],
              "other_pcs": 0}
+    # The line starts in `stop`; the bytes that moved are `turn`'s.
     user = {"addr": "0x2000", "vaddr": "0x4c0040", "transfers": 10, "read_transfers": 5,
             "what": "user data, pfn 0x2", "pcs": [{"pc": "0x401010", "sym": "", "transfers": 10}],
-            "other_pcs": 0}
+            "other_pcs": 0, "bytes": hex(0xff << 8)}
     rec = {"workload": "small", "fs": "ext4", "mode": "base", "round": 1, "threads": 2, "pfn": 5,
            "result": {"ops": 1000}}
     _count_run(tmp_path / "base-c2c-2", [rec], [_region(1000, 1, 1, [folio, user])],
-               nm="0000000000401000 T small\n00000000004c0040 B stop\n")
+               nm="0000000000401000 T small\n00000000004c0040 B stop\n00000000004c0048 B turn\n")
     r = script("bench_count_report.py", tmp_path / "count-c2c", tmp_path / "base-c2c-2")
     assert r.returncode == 0, r.stderr
     assert "| small | ext4 | 16-byte read | 2.010 / 2.000 / 2.000 |" in r.stdout
     assert "folio_try_get+0x10 (2000)" in r.stdout
-    assert "stop+0x0 (user data, pfn 0x2)" in r.stdout and "small+0x10 (10)" in r.stdout
+    assert "turn+0x0 (user data, pfn 0x2)" in r.stdout and "small+0x10 (10)" in r.stdout
     try:
         import matplotlib  # noqa: F401
         assert (tmp_path / "count-c2c.png").stat().st_size > 0
