@@ -277,7 +277,13 @@ def lockless(record, ops):
     own count around its region; the record's, from a guest before it),
     or None without the counter."""
     res = record.get("result") or {}
-    n = res["copied"] if "copied" in res else record.get("copied")
+    if "copied" in res:
+        n = res["copied"]
+    else:
+        # The guest script's count around the program: it also holds the
+        # reads of the program's exec (2-4), so it is capped at the ops.
+        n = record.get("copied")
+        n = None if n is None else min(n, ops)
     return None if n is None or not ops else n / ops
 
 
