@@ -257,11 +257,18 @@ def profile_diff(profiles, col, base, n=6):
 def profile_spread(rounds, n=3):
     """The functions whose instructions per op vary most between the
     rounds of one column: [(function, max - min)], where a spread comes
-    from. Only functions in every round's top list: one that falls off a
-    list in some round would show its whole count as a spread."""
-    names = set.intersection(*(set(p) for p in rounds)) if rounds else set()
-    d = [(f, max(p.get(f, 0.0) for p in rounds) - min(p.get(f, 0.0) for p in rounds)) for f in names]
-    d = [x for x in d if x[1] >= 0.5]
+    from. A round's list is its top functions only: where a function is
+    missing, it ran at most the smallest count of that list, which is used
+    (a lower bound of the spread): a function near the cutoff does not show
+    its whole count as a spread, one that ran in one round only does."""
+    floor = [min(p.values()) if p else 0.0 for p in rounds]
+    names = {f for p in rounds for f in p}
+    d = []
+    for f in names:
+        vals = [p[f] for p in rounds if f in p]
+        bound = [fl for p, fl in zip(rounds, floor) if f not in p]
+        d.append((f, max(vals) - min(vals + bound) if bound else max(vals) - min(vals)))
+    d = [(f, x) for f, x in d if x >= 0.5]
     d.sort(key=lambda x: (-x[1], x[0]))
     return d[:n]
 

@@ -379,8 +379,12 @@ def test_profile_spread_ignores_the_top_list_cutoff():
     spec = importlib.util.spec_from_file_location("bcr", SCRIPTS / "bench_count_report.py")
     bcr = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bcr)
-    rounds = [{"a": 10.0, "edge": 7.0}, {"a": 12.0}, {"a": 10.0, "edge": 7.0}]
-    assert bcr.profile_spread(rounds) == [("a", 2.0)]
+    # "edge" fell off round 2's list, whose smallest entry is 6.0: it ran
+    # at most that there, so its spread is at least 1.0, not its whole
+    # 7.0. "once" ran only in round 2: 5.0 over round 1's smallest (1.0).
+    rounds = [{"a": 10.0, "edge": 7.0, "z": 1.0}, {"a": 12.0, "y": 6.9, "once": 6.0},
+              {"a": 10.0, "edge": 7.0, "z": 1.0}]
+    assert dict(bcr.profile_spread(rounds, n=10)) == {"y": 5.9, "once": 5.0, "a": 2.0, "edge": 1.0}
 
 
 def test_demangle_rust_names():
