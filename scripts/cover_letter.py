@@ -11,8 +11,10 @@ wall, sys and traced lock times, which move across boots under TCG),
 @READS@ the writes to the hot folio per read (reads.md, without its
 throughput tables), @INSN@ instructions per operation (count-insn.md, with
 the function rows of series against base), @C2C@ cache-line transfers per
-read (count-c2c.md, with the top lines of the series with the switch on),
-@MODEL@ the projection onto the seed's machine (model.md). A report not
+read (count-c2c.md, with the top lines of 16-byte reads of the series
+with the switch on at the most vCPUs), @MODEL@ the projection onto the
+seed's machine (model.md, at 1 and 64 threads, the constants left to
+the results page). A report not
 found becomes a line saying so. Prose is wrapped at 72 columns, as mail
 is; table rows stay as they are.
 
@@ -124,17 +126,53 @@ def insn_cover(md):
 
 def c2c_cover(md):
     """count-c2c.md: the transfer tables, and of the top lines those of
-    the series with the switch on (what still moves per read)."""
-    out, lst = [], None
-    for b in blocks(md):
+    16-byte reads of the series with the switch on at the most vCPUs,
+    their first three (what still moves per read)."""
+    bl = blocks(md)
+    most = None
+    for b in bl:
+        m = re.match(r"Top lines, (\d+) vCPUs", b)
+        if m:
+            most = max(most or 0, int(m.group(1)))
+    out, section, lst = [], None, None
+    for b in bl:
+        m = re.match(r"(?:\*\*)?(?:Top lines, )?(\d+) vCPUs", b)
+        if m:
+            section = int(m.group(1))
+        if b.startswith("Top lines"):
+            if section != most:
+                lst = False
+                continue
+            out.append(b)
+            lst = None
+            continue
         if b.startswith("- "):
-            lst = "series-on" in b.splitlines()[0]
+            head = b.splitlines()[0]
+            lst = section == most and head.startswith("- small ") and "series-on" in head
         elif b.startswith("  |"):
-            pass
+            if lst:
+                out.append("\n".join(b.splitlines()[:5]))
+            continue
         else:
             lst = None
         if lst is False:
             continue
+        out.append(b)
+    return "\n\n".join(out)
+
+
+def model_cover(md):
+    """model.md without its table of constants (the results page has it,
+    with their sources), its projections at 1 and 64 threads only: the
+    thread counts the seed measured."""
+    out = []
+    for b in blocks(md):
+        if b.startswith("| constant"):
+            out.append("(The constants, each with its source: scripts/bench/results.md.)")
+            continue
+        if b.startswith("| threads"):
+            rows = b.splitlines()
+            b = "\n".join(rows[:2] + [r for r in rows[2:] if re.match(r"\| (1|64) \|", r)])
         out.append(b)
     return "\n\n".join(out)
 
@@ -144,7 +182,7 @@ MARKS = (
     ("@READS@", 7, mechanism_only),
     ("@INSN@", 8, insn_cover),
     ("@C2C@", 9, c2c_cover),
-    ("@MODEL@", 10, lambda md: md),
+    ("@MODEL@", 10, model_cover),
 )
 
 

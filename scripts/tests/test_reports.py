@@ -160,6 +160,27 @@ def test_cover_letter_count_sections(tmp_path):
     assert "(no `make bench` results were found when this series was exported: no model.md)" in text
 
 
+def test_cover_letter_model_and_c2c_trimmed():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("cl", SCRIPTS / "cover_letter.py")
+    cl = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cl)
+    model = ("Projected.\n\n| constant | value | source |\n|---|---|---|\n| ghz | 4 | AMD |\n\n"
+             "### ext4, default mitigations\n\n| threads | base |\n|---:|---:|\n| 1 | 1.8 |\n| 2 | 2.7 |\n"
+             "| 64 | 3.9 |\n")
+    out = cl.model_cover(model)
+    assert "| ghz |" not in out and "The constants, each with its source" in out
+    assert "| 1 | 1.8 |" in out and "| 64 | 3.9 |" in out and "| 2 | 2.7 |" not in out
+    top = "  | per op | line | moved by |\n  |---:|---|---|\n" + "".join(f"  | 0.{i} | l{i} | f |\n" for i in range(6))
+    c2c = ("**2 vCPUs** (MTTCG)\n\n| t |\n|---|\n| 2v |\n\nTop lines, 2 vCPUs (x):\n\n"
+           f"- small xfs, series-on:\n\n{top}\n**4 vCPUs** (MTTCG)\n\n| t |\n|---|\n| 4v |\n\n"
+           f"Top lines, 4 vCPUs (x):\n\n- small xfs, series-on:\n\n{top}\n- large xfs, series-on:\n\n{top}")
+    out = cl.c2c_cover(c2c)
+    assert "| 2v |" in out and "| 4v |" in out and "Top lines, 2 vCPUs" not in out
+    assert out.count("- small xfs, series-on") == 1 and "- large" not in out
+    assert "| 0.2 | l2 |" in out and "| 0.3 | l3 |" not in out  # the first three lines
+
+
 def test_cover_letter_v1_has_no_changes(tmp_path):
     p, series = cover(tmp_path, 1)
     assert p.returncode == 0
