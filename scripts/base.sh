@@ -68,11 +68,7 @@ fetch_deb() {
 		echo "$deb"
 		return
 	fi
-	mirror=$(grep -hoE '^URIs:[[:space:]]*[^[:space:]]+/debian/?$' \
-			/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | awk '{print $2}')
-	[ -n "$mirror" ] || mirror=$(grep -hoE '^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+/debian/?[[:space:]]' \
-			/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-			awk '{print $NF}' | head -n1)
+	mirror=$(debian_mirror)
 	[ -n "$mirror" ] || die "no Debian mirror found in /etc/apt to fetch $DEB_PACKAGE from; use KERNEL_TARBALL= or KERNEL_SRC="
 	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts"

@@ -98,6 +98,19 @@ kmake() {
 	return $rc
 }
 
+# The Debian mirror this machine's apt already uses (empty if none): the
+# private apt configurations of scripts/base.sh and scripts/sparse.sh fetch
+# from it, and nothing under /etc is touched.
+debian_mirror() {
+	local m
+	m=$(grep -hoE '^URIs:[[:space:]]*[^[:space:]]+/debian/?$' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | awk '{print $2}')
+	[ -n "$m" ] || m=$(grep -hoE '^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+/debian/?[[:space:]]' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk '{print $NF}' | head -n1)
+	echo "$m"
+}
+
 # VERSION of the mail series (make series, make series-b4): a positive number.
 series_version() {
 	local v=${VERSION:-1}

@@ -33,6 +33,9 @@ CONFIG_LINE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 UNSET_LINE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 # "mm/filemap.c:2931:7: warning: ... [-Wfoo]" (clang, gcc, sparse).
 WARNING = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*warning:\s*(?P<msg>.*)$")
+# A compiler's or sparse's warning or error (sparse reports some of what it
+# finds as errors and goes on).
+DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?P<kind>warning|error):\s*(?P<msg>.*)$")
 RUST_WARNING = re.compile(r"^warning: (?P<msg>.*)$")
 RUST_WHERE = re.compile(r"^\s*--> (?P<file>[^:\s]+):(?P<line>\d+)")
 KCSAN = re.compile(r"BUG: KCSAN: (?P<kind>[a-z-]+) in (?P<what>.*?)\s*$")
@@ -194,11 +197,52 @@ def warning_keys(log):
     count as new warnings."""
     keys = Counter()
     for line in log.splitlines():
-        m = WARNING.match(line.strip())
+        m = DIAGNOSTIC.match(line.strip())
         if m:
             f = re.sub(r"^(\.\./)+|^.*?/build/tree(-base)?/", "", m.group("file"))
-            keys[(f, m.group("msg").strip())] += 1
+            msg = m.group("msg").strip()
+            keys[(f, msg if m.group("kind") == "warning" else f"error: {msg}")] += 1
     return keys
+
+
+CHECKER_OFF = "specified, but"  # make: "C=2 specified, but sparse is not available or not up to date"
+W1_CC = re.compile(r"^\s+CC\s+(?P<f>\S+)\.s$")
+SPARSE_CHECK = re.compile(r"^\s+CHECK\s+(?P<f>\S+)\.c$")
+
+
+def coverage(log, files):
+    """What the W=1 and sparse passes of one w1-sparse log really did over
+    `files` (stems such as mm/filemap): the files compiled with W=1, those
+    sparse checked, and whether make turned the checker off (7.3 does, with
+    one make warning, when scripts/checker-valid.sh rejects it)."""
+    w1, checked = set(), set()
+    for line in log.splitlines():
+        m = W1_CC.match(line)
+        if m:
+            w1.add(m.group("f"))
+        m = SPARSE_CHECK.match(line)
+        if m:
+            checked.add(m.group("f"))
+    off = any(CHECKER_OFF in l and "C=" in l for l in log.splitlines())
+    return {"files": len(files), "w1": len(w1 & set(files)), "checked": len(checked & set(files)),
+            "checker_off": off,
+            "not_w1": sorted(set(files) - w1), "not_checked": sorted(set(files) - checked)}
+
+
+def coverage_failures(cov):
+    """Why a w1-sparse pass did not cover its files, for each tree; []
+    when it did."""
+    why = []
+    for tree, c in cov.items():
+        if c["checker_off"]:
+            why.append(f"{tree}: make turned sparse off (its scripts/checker-valid.sh rejected it)")
+        elif c["not_checked"]:
+            why.append(f"{tree}: sparse checked {c['checked']} of {c['files']} files"
+                       f" (not {', '.join(c['not_checked'][:3])})")
+        if c["not_w1"]:
+            why.append(f"{tree}: W=1 compiled {c['w1']} of {c['files']} files"
+                       f" (not {', '.join(c['not_w1'][:3])})")
+    return why
 
 
 def new_warnings(base, series):
@@ -333,6 +377,11 @@ def record(args):
         e["warnings"] = d["series"]
         e["warnings_base"] = d["base"]
         e["warnings_new"] = len(d["new"])
+        for why in coverage_failures(d.get("coverage", {})):
+            fail(why)
+        if d.get("coverage"):
+            c = d["coverage"]["series"]
+            e["notes"].append(f"W=1 over {c['w1']} and sparse over {c['checked']} of {c['files']} files")
         if d["new"]:
             fail(f"{len(d['new'])} new W=1/sparse warnings against base: "
                  + "; ".join(f"{f}: {m}" for f, m, _ in d["new"][:5]))
@@ -491,6 +540,8 @@ def main():
     wd.add_argument("base")
     wd.add_argument("series")
     wd.add_argument("--out")
+    wd.add_argument("--base-files", help="the files BASE's passes were given, one stem a line")
+    wd.add_argument("--series-files", help="the same for SERIES")
     args = ap.parse_args()
 
     if args.cmd == "options":
@@ -528,12 +579,19 @@ def main():
         new = new_warnings(base, series)
         d = {"base": sum(warning_keys(base).values()), "series": sum(warning_keys(series).values()),
              "new": new}
+        if args.base_files and args.series_files:
+            d["coverage"] = {
+                "base": coverage(base, Path(args.base_files).read_text().split()),
+                "series": coverage(series, Path(args.series_files).read_text().split())}
         if args.out:
             Path(args.out).write_text(json.dumps(d, indent=1) + "\n")
         print(f"W=1/sparse: base {d['base']}, series {d['series']}, {len(new)} new")
         for f, m, n in new:
             print(f"  {f}: {m}" + (f" (x{n})" if n > 1 else ""))
-        return 1 if new else 0
+        why = coverage_failures(d.get("coverage", {}))
+        for w in why:
+            print(f"  not covered: {w}")
+        return 1 if new or why else 0
     return 0
 
 

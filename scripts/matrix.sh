@@ -296,7 +296,7 @@ w1_sparse_run() {
 		# W=1: compile to assembly (the .o files stay as they are).
 		TREE=$tree kmake "$obj" -k W=1 "${files[@]/%/.s}" || true
 		# sparse on every file, built or not (C=2), without W=1.
-		TREE=$tree kmake "$obj" -k C=2 "${files[@]/%/.o}" || true
+		TREE=$tree kmake "$obj" -k C=2 CHECK="$SPARSE_BIN" "${files[@]/%/.o}" || true
 	} >"$log" 2>&1
 	(cd "$obj" && rm -f "${files[@]/%/.s}")
 }
@@ -385,11 +385,16 @@ run_entry() {
 		[ -f "$BUILD/tree-base/.assembled" ] || skip="no base tree build/tree-base (make bench assembles it)"
 		[ -n "$skip" ] || [ "$CONFIGURE_ONLY" = 0 ] || skip="its builds are there; not run (CONFIGURE_ONLY=1)"
 		if [ -z "$fail$skip" ]; then
-			step "$n: W=1 and sparse on base ($bobj)"
+			SPARSE_BIN=$("$TOP/scripts/sparse.sh" | tail -n1) || fail="no sparse that Linux 7.3 accepts (scripts/sparse.sh)"
+		fi
+		if [ -z "$fail$skip" ]; then
+			step "$n: W=1 and sparse ($SPARSE_BIN) on base ($bobj)"
 			w1_sparse_run "$BUILD/tree-base" "$bobj" "$LOGS/matrix-$n-base.log"
 			step "$n: W=1 and sparse on the series ($sobj)"
 			w1_sparse_run "$TREE" "$sobj" "$LOGS/matrix-$n-series.log"
 			"$TOP/scripts/matrix.py" wdiff "$LOGS/matrix-$n-base.log" "$LOGS/matrix-$n-series.log" \
+				--base-files "$LOGS/matrix-$n-base.log.files" \
+				--series-files "$LOGS/matrix-$n-series.log.files" \
 				--out "$out/$n.wdiff.json" || true
 			rec+=(--wdiff "$out/$n.wdiff.json"
 				--note "$(wc -l <"$LOGS/matrix-$n-series.log.files") files ($LOGS/matrix-$n-series.log.files)")

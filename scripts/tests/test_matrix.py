@@ -91,6 +91,45 @@ def test_new_warnings_ignore_line_numbers():
     assert matrix.new_warnings(series, base) == []
 
 
+def test_new_warnings_count_sparse_errors():
+    base = "mm/swap.c:3:1: warning: shared\n"
+    series = base + "mm/filemap.c:12:9: error: incompatible types in comparison expression\n"
+    assert matrix.new_warnings(base, series) == [
+        ("mm/filemap.c", "error: incompatible types in comparison expression", 1)]
+
+
+# The first w1-sparse run (2026-12-03) passed with 0 warnings: 7.3's make
+# had turned sparse off (Debian 12's 0.6.4 fails scripts/checker-valid.sh)
+# and said so in one line, which nothing read.
+CHECKER_OFF_LOG = """\
+make[2]: Entering directory '/work/main/build/obj-perf-llvm22'
+  CC      mm/filemap.s
+  CC      mm/swap.s
+make[2]: Leaving directory '/work/main/build/obj-perf-llvm22'
+make[2]: Entering directory '/work/main/build/obj-perf-llvm22'
+/work/main/build/tree/Makefile:1311: C=2 specified, but sparse is not available or not up to date
+  DESCEND objtool
+  RUSTC L rust/kernel.o
+"""
+
+
+def test_w1_sparse_fails_when_make_turned_sparse_off():
+    cov = matrix.coverage(CHECKER_OFF_LOG, ["mm/filemap", "mm/swap"])
+    assert cov["checker_off"] and cov["w1"] == 2 and cov["checked"] == 0
+    why = matrix.coverage_failures({"series": cov})
+    assert why == ["series: make turned sparse off (its scripts/checker-valid.sh rejected it)"]
+
+
+def test_w1_sparse_fails_when_a_file_is_not_covered():
+    log = "  CC      mm/filemap.s\n  CHECK   mm/filemap.c\n  CHECK   mm/swap.c\n"
+    cov = matrix.coverage(log, ["mm/filemap", "mm/swap"])
+    assert not cov["checker_off"] and cov["checked"] == 2
+    assert matrix.coverage_failures({"base": cov}) == [
+        "base: W=1 compiled 1 of 2 files (not mm/swap)"]
+    full = log + "  CC      mm/swap.s\n"
+    assert matrix.coverage_failures({"base": matrix.coverage(full, ["mm/filemap", "mm/swap"])}) == []
+
+
 CONSOLE = """\
 [   10.1] ==================================================================
 [   10.2] BUG: KCSAN: data-race in filemap_read_nolock / folio_split
