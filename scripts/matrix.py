@@ -450,7 +450,10 @@ def judge_run(e, run, config, args, fail):
 
 
 def load_entries(d):
-    return [json.loads(p.read_text()) for p in sorted(Path(d).glob("*.json"))]
+    """The entries' results in DIR: ENTRY.json files, not the side files
+    some entries leave beside them (w1-sparse.wdiff.json)."""
+    found = (json.loads(p.read_text()) for p in sorted(Path(d).glob("*.json")))
+    return [e for e in found if isinstance(e, dict) and "entry" in e]
 
 
 def table(entries, order=None):

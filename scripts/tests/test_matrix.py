@@ -363,3 +363,10 @@ def test_matrix_sh_lists_its_entries(tmp_path):
     names = [l.split()[0] for l in p.stdout.splitlines()]
     assert names[:4] == ["small", "nothp", "up", "i386"]
     assert {"kcsan", "arm64", "w1-sparse", "randconfig-3", "test"} <= set(names)
+
+
+def test_table_skips_side_files(tmp_path):
+    (tmp_path / "small.json").write_text(json.dumps(
+        {"entry": "small", "what": "x", "status": "pass", "seconds": 60}))
+    (tmp_path / "w1-sparse.wdiff.json").write_text(json.dumps({"base": 0, "series": 0, "new": []}))
+    assert [e["entry"] for e in matrix.load_entries(tmp_path)] == ["small"]
