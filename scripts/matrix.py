@@ -245,6 +245,15 @@ def coverage_failures(cov):
     return why
 
 
+def added_diagnostics(log, added=None):
+    """The diagnostics of a log in the files the series adds (all new: the
+    base has no such file), as a Counter of (file, message)."""
+    if added is None:
+        added = {str(p.relative_to(TOP)) for d in ("mm", "rust") for p in (TOP / d).rglob("*")
+                 if p.suffix in (".c", ".h")}
+    return Counter({k: n for k, n in warning_keys(log).items() if k[0] in added})
+
+
 def new_warnings(base, series):
     """The warnings of series that base does not have, with their counts."""
     b, s = warning_keys(base), warning_keys(series)
@@ -545,6 +554,9 @@ def main():
     wd.add_argument("--out")
     wd.add_argument("--base-files", help="the files BASE's passes were given, one stem a line")
     wd.add_argument("--series-files", help="the same for SERIES")
+    wd.add_argument("--added", help="the passes over the files that only the test build"
+                    " compiles: every diagnostic in a file the series adds is new")
+    wd.add_argument("--added-files", help="the files those passes were given")
     args = ap.parse_args()
 
     if args.cmd == "options":
@@ -586,6 +598,13 @@ def main():
             d["coverage"] = {
                 "base": coverage(base, Path(args.base_files).read_text().split()),
                 "series": coverage(series, Path(args.series_files).read_text().split())}
+        if args.added:
+            log = Path(args.added).read_text(errors="replace")
+            ours = added_diagnostics(log)
+            d["added"] = sum(ours.values())
+            d["new"] = sorted(d["new"] + [(f, m, n) for (f, m), n in ours.items()])
+            d.setdefault("coverage", {})["added"] = coverage(
+                log, Path(args.added_files).read_text().split())
         if args.out:
             Path(args.out).write_text(json.dumps(d, indent=1) + "\n")
         print(f"W=1/sparse: base {d['base']}, series {d['series']}, {len(new)} new")

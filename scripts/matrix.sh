@@ -301,6 +301,34 @@ w1_sparse_run() {
 	(cd "$obj" && rm -f "${files[@]/%/.s}")
 }
 
+# The series' added C files that only the test configuration builds (the
+# KUnit cases mm/filemap.c #includes, the Rust helpers as an object where
+# CONFIG_RUST_INLINE_HELPERS is off): W=1 and sparse over them in the test
+# build of the series, into log $1; their stems into $1.files. The test
+# build must exist with the clang it was built with (19 or 22); returns 1
+# if there is none.
+w1_sparse_added() {
+	local log=$1 v tobj cv files=()
+	for v in "$LLVM_VERSION" 19 22; do
+		tobj=$(LLVM_VERSION=$v obj_dir test)
+		[ -f "$tobj/vmlinux" ] || continue
+		cv=$(sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)[0-9]\{4\}$/\1/p' "$tobj/.config")
+		[ "$cv" = "$v" ] || continue
+		for f in mm/filemap rust/helpers/helpers; do
+			[ -f "$tobj/$f.o" ] && files+=("$f")
+		done
+		printf '%s\n' "${files[@]}" >"$log.files"
+		{
+			echo "w1-sparse: the test build $tobj (clang $v)"
+			LLVM_VERSION=$v kmake "$tobj" -k W=1 "${files[@]/%/.s}" || true
+			LLVM_VERSION=$v kmake "$tobj" -k C=2 CHECK="$SPARSE_BIN" "${files[@]/%/.o}" || true
+		} >"$log" 2>&1
+		(cd "$tobj" && rm -f "${files[@]/%/.s}")
+		return 0
+	done
+	return 1
+}
+
 run_entry() {
 	local n=$1 t0 hash obj arch rc=0 rec=()
 	entry "$n"
@@ -392,9 +420,16 @@ run_entry() {
 			w1_sparse_run "$BUILD/tree-base" "$bobj" "$LOGS/matrix-$n-base.log"
 			step "$n: W=1 and sparse on the series ($sobj)"
 			w1_sparse_run "$TREE" "$sobj" "$LOGS/matrix-$n-series.log"
+			local added=()
+			step "$n: W=1 and sparse over the added files the test configuration builds"
+			if w1_sparse_added "$LOGS/matrix-$n-added.log"; then
+				added=(--added "$LOGS/matrix-$n-added.log" --added-files "$LOGS/matrix-$n-added.log.files")
+			else
+				fail="no test build of the series (make build) to check the added files it alone builds (mm/tests/filemap_nolock_kunit.c)"
+			fi
 			"$TOP/scripts/matrix.py" wdiff "$LOGS/matrix-$n-base.log" "$LOGS/matrix-$n-series.log" \
 				--base-files "$LOGS/matrix-$n-base.log.files" \
-				--series-files "$LOGS/matrix-$n-series.log.files" \
+				--series-files "$LOGS/matrix-$n-series.log.files" "${added[@]}" \
 				--out "$out/$n.wdiff.json" || true
 			rec+=(--wdiff "$out/$n.wdiff.json"
 				--note "$(wc -l <"$LOGS/matrix-$n-series.log.files") files ($LOGS/matrix-$n-series.log.files)")

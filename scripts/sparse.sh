@@ -24,10 +24,14 @@ ORIG=sparse_0.6.5~rc1.orig.tar.gz
 ORIG_SHA256=3ac8855ec7f3ab92f325be0f64347ccc2b10f8b4d7c2906783ee8e2bdab3f0de
 
 # The kernel's own test of a checker: the assembled tree's, else the base's.
-checker_valid=$TREE/scripts/checker-valid.sh
-[ -f "$checker_valid" ] || checker_valid=$(ls "$BUILD"/base/*/scripts/checker-valid.sh 2>/dev/null | head -n1 || true)
-[ -n "$checker_valid" ] && [ -f "$checker_valid" ] ||
-	die "no scripts/checker-valid.sh to test sparse with (make tree first)"
+checker_valid=
+for f in "$TREE"/scripts/checker-valid.sh "$BUILD"/base/*/scripts/checker-valid.sh; do
+	if [ -f "$f" ]; then
+		checker_valid=$f
+		break
+	fi
+done
+[ -n "$checker_valid" ] || die "no scripts/checker-valid.sh to test sparse with (make tree first)"
 valid() { [ -x "$1" ] && [ "$(sh "$checker_valid" "$1" -m64 2>/dev/null)" = 1 ]; }
 
 if [ -n "${SPARSE:-}" ]; then

@@ -370,3 +370,14 @@ def test_table_skips_side_files(tmp_path):
         {"entry": "small", "what": "x", "status": "pass", "seconds": 60}))
     (tmp_path / "w1-sparse.wdiff.json").write_text(json.dumps({"base": 0, "series": 0, "new": []}))
     assert [e["entry"] for e in matrix.load_entries(tmp_path)] == ["small"]
+
+
+def test_every_diagnostic_in_an_added_file_is_new():
+    log = "\n".join([
+        "/w/build/tree/mm/tests/filemap_nolock_kunit.c:40:5: warning: symbol 'x' was not declared",
+        "/w/build/tree/mm/filemap.c:12:1: warning: upstream's own",
+        "/w/build/tree/rust/helpers/folio.c:3:1: error: bad",
+    ])
+    got = matrix.added_diagnostics(log)
+    assert got == {("mm/tests/filemap_nolock_kunit.c", "symbol 'x' was not declared"): 1,
+                   ("rust/helpers/folio.c", "error: bad"): 1}
