@@ -129,6 +129,30 @@ def series_files(patches=PATCHES):
     return files
 
 
+def series_objects(patches=PATCHES):
+    """The objects a build makes of the series' code, relative to the
+    build directory: each C file it changes or adds (the KUnit cases and
+    the Rust helpers are #included by mm/filemap.c and helpers.c), the Rust
+    kernel crate and the Rust files it adds to mm/."""
+    objs = {"rust/kernel.o", "rust/helpers/helpers.o"}
+    for f in series_files(patches):
+        if f.endswith(".c") and not f.startswith(("tools/", "mm/tests/", "rust/helpers/")):
+            objs.add(f[:-2] + ".o")
+    objs |= {f"mm/{p.stem}.o" for p in (TOP / "mm").glob("*.rs")}
+    return sorted(objs)
+
+
+COMPILED = re.compile(r"^\s+(?:CC|RUSTC)(?: \[M\]| L)?\s+(?P<obj>\S+\.o)\s*$")
+
+
+def not_compiled(log, obj_dir, objs=None):
+    """The series' objects that exist in obj_dir but that the build of log
+    did not compile (so the log has none of their warnings)."""
+    done = {m.group("obj") for m in map(COMPILED.match, log.splitlines()) if m}
+    return [o for o in (objs if objs is not None else series_objects())
+            if (Path(obj_dir) / o).exists() and o not in done]
+
+
 def series_functions(patches=PATCHES, added_only=False):
     """Names that mark the series' code in a report: the C functions its
     patches define or change (added definition lines and hunk headers; with
@@ -208,6 +232,16 @@ def warning_keys(log):
 CHECKER_OFF = "specified, but"  # make: "C=2 specified, but sparse is not available or not up to date"
 W1_CC = re.compile(r"^\s+CC\s+(?P<f>\S+)\.s$")
 SPARSE_CHECK = re.compile(r"^\s+CHECK\s+(?P<f>\S+)\.c$")
+SPARSE_NOTE = re.compile(r"^(?P<f>\S+)\.c: note: in included file")
+SPARSE_DIAG_FILE = re.compile(r"^(?P<f>[^\s:]+)\.c:\d+:(?:\d+:)?\s*error:")
+# sparse stops reporting anything about a file after an error while
+# preprocessing it (has_error then spans the whole evaluation).
+SPARSE_CUT_SHORT = "error: too long token expansion"
+
+
+def tree_path(path):
+    """A path of a log as a path in the kernel tree."""
+    return re.sub(r"^(\.\./)+|^.*?/build/tree(-base)?/", "", path)
 
 
 def coverage(log, files):
@@ -215,7 +249,7 @@ def coverage(log, files):
     `files` (stems such as mm/filemap): the files compiled with W=1, those
     sparse checked, and whether make turned the checker off (7.3 does, with
     one make warning, when scripts/checker-valid.sh rejects it)."""
-    w1, checked = set(), set()
+    w1, checked, cut, where = set(), set(), set(), None
     for line in log.splitlines():
         m = W1_CC.match(line)
         if m:
@@ -223,9 +257,15 @@ def coverage(log, files):
         m = SPARSE_CHECK.match(line)
         if m:
             checked.add(m.group("f"))
+        m = SPARSE_NOTE.match(line) or SPARSE_DIAG_FILE.match(line)
+        if m:
+            where = tree_path(m.group("f"))
+        if SPARSE_CUT_SHORT in line and where:
+            cut.add(where)
+    checked -= cut
     off = any(CHECKER_OFF in l and "C=" in l for l in log.splitlines())
     return {"files": len(files), "w1": len(w1 & set(files)), "checked": len(checked & set(files)),
-            "checker_off": off,
+            "checker_off": off, "cut_short": sorted(cut & set(files)),
             "not_w1": sorted(set(files) - w1), "not_checked": sorted(set(files) - checked)}
 
 
@@ -238,7 +278,11 @@ def coverage_failures(cov):
             why.append(f"{tree}: make turned sparse off (its scripts/checker-valid.sh rejected it)")
         elif c["not_checked"]:
             why.append(f"{tree}: sparse checked {c['checked']} of {c['files']} files"
-                       f" (not {', '.join(c['not_checked'][:3])})")
+                       f" (not {', '.join(c['not_checked'][:3])}"
+                       + (f"; cut short by '{SPARSE_CUT_SHORT}': {', '.join(c['cut_short'][:3])}"
+                          if c.get("cut_short") else "") + ")")
+        if not c["files"]:
+            why.append(f"{tree}: no files to check")
         if c["not_w1"]:
             why.append(f"{tree}: W=1 compiled {c['w1']} of {c['files']} files"
                        f" (not {', '.join(c['not_w1'][:3])})")
@@ -369,6 +413,11 @@ def record(args):
             fail(f"{len(ours)} warnings in the series' files: " + "; ".join(ours[:5]))
         if args.zero_warnings and total:
             fail(f"{total} warnings (this entry must build without any)")
+        if args.obj:
+            missed = not_compiled(Path(args.build_log).read_text(errors="replace"), args.obj)
+            if missed:
+                fail(f"the build did not compile {len(missed)} of the series' objects, whose"
+                     f" warnings are then not counted: {', '.join(missed[:4])}")
     # Only where the objects were built (--nm): not for a configure-only run.
     for sym in args.need_symbol if getattr(args, "symbols", None) else []:
         # "file.o:symbol" must be defined (T) in file.o; "!file.o:symbol" not.
@@ -391,6 +440,9 @@ def record(args):
         if d.get("coverage"):
             c = d["coverage"]["series"]
             e["notes"].append(f"W=1 over {c['w1']} and sparse over {c['checked']} of {c['files']} files")
+        if d.get("outside"):
+            e["notes"].append("the series' files these builds do not compile (other entries build"
+                              " them, without W=1 and sparse): " + ", ".join(f + ".c" for f in d["outside"]))
         if d["new"]:
             fail(f"{len(d['new'])} new W=1/sparse warnings against base: "
                  + "; ".join(f"{f}: {m}" for f, m, _ in d["new"][:5]))
@@ -427,9 +479,17 @@ def judge_run(e, run, config, args, fail):
             continue
         if x["failed"]:
             fail(f"{x['kind']} {x['suite']}: " + ", ".join(x["failures"][:3]))
+    if args.fail_skip:
+        # A skip that means the series' path did not run (the lockless reads
+        # off or uncounted, no kprobe on flush_dcache_folio()) is a failure.
+        pattern = re.compile(args.fail_skip)
+        for log in sorted((run / "kselftest").glob("*.log")):
+            for line in log.read_text(errors="replace").splitlines():
+                if "# SKIP" in line and pattern.search(line):
+                    fail(f"{log.stem} skipped what this entry is for: {line.strip()[:120]}")
     blocks = kernel_report_blocks(console)
     series = [t for t, b in blocks if in_series(b, funcs)]
-    other = [t for t, b in blocks if not in_series(b, funcs)]
+    other = [(t, b) for t, b in blocks if not in_series(b, funcs)]
     if args.kcsan:
         races = kcsan_races(console, funcs, series_functions(added_only=True))
         e["kcsan"] = {"series": sum(races["series"].values()),
@@ -446,16 +506,21 @@ def judge_run(e, run, config, args, fail):
                               "series changes, to check by hand (README): "
                               + "; ".join(sorted(races["changed"])[:5]))
         series = [t for t in series if not KCSAN.search(t)]
-        other = [t for t in other if not KCSAN.search(t)]
+        other = [(t, b) for t, b in other if not KCSAN.search(t)]
     if series:
         fail("kernel log, in the series' code: " + "; ".join(series[:3]))
     if other:
-        e["reports_elsewhere"] = other[:20]
-        if args.allow_elsewhere:
-            e["notes"].append(f"{len(other)} kernel log reports outside the series' code "
+        e["reports_elsewhere"] = [t for t, _ in other][:20]
+        # Only the reports the entry names (--allow-match, over each
+        # report's block) are allowed, with the reason (--allow-elsewhere).
+        pattern = re.compile(args.allow_match) if args.allow_elsewhere and args.allow_match else None
+        allowed = [t for t, b in other if pattern and pattern.search(b)]
+        rest = [t for t, b in other if not (pattern and pattern.search(b))]
+        if allowed:
+            e["notes"].append(f"{len(allowed)} kernel log reports outside the series' code "
                               f"(allowed: {args.allow_elsewhere})")
-        else:
-            fail("kernel log: " + "; ".join(other[:3]))
+        if rest:
+            fail("kernel log: " + "; ".join(rest[:3]))
 
 
 def load_entries(d):
@@ -536,6 +601,14 @@ def main():
     r.add_argument("--run")
     r.add_argument("--kcsan", action="store_true")
     r.add_argument("--allow-elsewhere", default="")
+    r.add_argument("--allow-match", default="",
+                   help="a regular expression: the reports outside the series' code that"
+                   " --allow-elsewhere allows (each report's block must match it)")
+    r.add_argument("--fail-skip", default="",
+                   help="a regular expression: a kselftest '# SKIP' line of the run that"
+                   " matches it fails the entry")
+    r.add_argument("--obj", help="the build directory: the series' objects in it must"
+                   " have been compiled by --build-log's build")
     r.add_argument("--wdiff")
     r.add_argument("--status")
     r.add_argument("--reason")
@@ -546,6 +619,7 @@ def main():
     t.add_argument("--md", required=True)
     t.add_argument("--json", required=True)
     t.add_argument("--order", default="")
+    sub.add_parser("series-objects")
     wa = sub.add_parser("warnings")
     wa.add_argument("log")
     wd = sub.add_parser("wdiff")
@@ -583,6 +657,8 @@ def main():
         Path(args.md).write_text("# make matrix\n\n" + md)
         Path(args.json).write_text(json.dumps(entries, indent=1) + "\n")
         sys.stdout.write(md)
+    elif args.cmd == "series-objects":
+        print("\n".join(series_objects()))
     elif args.cmd == "warnings":
         total, ours = count_warnings(Path(args.log).read_text(errors="replace"), series_files())
         print(f"{total} warnings, {len(ours)} in the series' files")
@@ -598,6 +674,11 @@ def main():
             d["coverage"] = {
                 "base": coverage(base, Path(args.base_files).read_text().split()),
                 "series": coverage(series, Path(args.series_files).read_text().split())}
+        if args.series_files:
+            given = set(Path(args.series_files).read_text().split())
+            d["outside"] = sorted(o[:-2] for o in series_objects()
+                                  if not o.startswith("rust/") and o[:-2] not in given
+                                  and not (TOP / (o[:-2] + ".rs")).exists())
         if args.added:
             log = Path(args.added).read_text(errors="replace")
             ours = added_diagnostics(log)

@@ -295,13 +295,19 @@ def test_record_kcsan_entry_lists_races_and_fails_on_the_series(tmp_path):
     assert e["kcsan"]["series"] == 1 and e["kcsan"]["elsewhere"] == 2
     assert e["kcsan"]["races_elsewhere"] == ["data-race in tick_sched_do_timer / tick_nohz_idle_stop_tick"]
     assert rc == 1 and any("KCSAN races in the series" in r for r in e["reasons"])
-    # Races elsewhere alone (and the WARNING outside the series) do not fail it.
+    # Races elsewhere alone do not fail it; the WARNING outside the series
+    # does, unless the entry names it (an allow names what it allows).
     console = "\n".join(l for l in CONSOLE.splitlines() if "filemap_read_nolock" not in l)
     run = guest_run(tmp_path, [suite("filemap_nolock")], ["BUG: KCSAN"], console)
-    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run),
-                   "--kcsan", "--allow-elsewhere", "data")
-    assert rc == 0, e["reasons"]
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run), "--kcsan")
+    assert rc == 1 and e["reasons"] == ["kernel log: WARNING: CPU: 1 PID: 1 at kernel/foo.c:1 foo+0x1/0x2"]
     assert e["kcsan"]["series"] == 0 and len(e["reports_elsewhere"]) == 1
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run), "--kcsan",
+                   "--allow-elsewhere", "a known one", "--allow-match", "rust_doctest_kernel_sync")
+    assert rc == 1, "an allow that does not match the report allows nothing"
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run), "--kcsan",
+                   "--allow-elsewhere", "a known one", "--allow-match", r"foo\+0x1")
+    assert rc == 0, e["reasons"]
 
 
 def test_record_missing_suite_and_no_kunit(tmp_path):
@@ -381,3 +387,45 @@ def test_every_diagnostic_in_an_added_file_is_new():
     got = matrix.added_diagnostics(log)
     assert got == {("mm/tests/filemap_nolock_kunit.c", "symbol 'x' was not declared"): 1,
                    ("rust/helpers/folio.c", "error: bad"): 1}
+
+
+def test_record_fails_a_skip_that_means_the_series_did_not_run(tmp_path):
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\n")
+    run = guest_run(tmp_path, [suite("pagecache_read_stress-tmpfs", kind="kselftest")])
+    (run / "kselftest").mkdir()
+    log = run / "kselftest" / "pagecache_read_stress-tmpfs.log"
+    log.write_text("ok 1 data\nok 2 # SKIP lockless reads: switched off, or not counted\n")
+    skip = "lockless reads|no lockless|kprobe|rcu_free_deferred"
+    rc, e = record(tmp_path, "--name", "up", "--config", str(cfg), "--run", str(run), "--fail-skip", skip)
+    assert rc == 1 and "skipped what this entry is for" in e["reasons"][0]
+    log.write_text("ok 1 data\nok 7 # SKIP alloc_contig_range 1: no -c <dir>\n")
+    rc, e = record(tmp_path, "--name", "up", "--config", str(cfg), "--run", str(run), "--fail-skip", skip)
+    assert rc == 0, e["reasons"]
+
+
+def test_record_fails_a_build_that_did_not_compile_the_series(tmp_path):
+    obj = tmp_path / "obj"
+    for o in ("mm/filemap.o", "mm/rcu_free.o", "rust/kernel.o", "fs/fuse/dev.o"):
+        (obj / o).parent.mkdir(parents=True, exist_ok=True)
+        (obj / o).write_text("")
+    objs = ["mm/filemap.o", "mm/rcu_free.o", "rust/kernel.o", "fs/fuse/dev.o", "mm/shmem.o"]
+    log = "  CC      mm/filemap.o\n  RUSTC     mm/rcu_free.o\n  RUSTC L rust/kernel.o\n"
+    assert matrix.not_compiled(log, obj, objs) == ["fs/fuse/dev.o"]
+    assert matrix.not_compiled(log + "  CC [M]  fs/fuse/dev.o\n", obj, objs) == []
+    assert {"mm/filemap.o", "rust/kernel.o", "mm/rcu_free.o", "fs/fuse/dev.o"} <= set(matrix.series_objects())
+    assert not any(o.startswith(("tools/", "mm/tests/")) for o in matrix.series_objects())
+
+
+def test_w1_sparse_a_file_cut_short_is_not_checked():
+    log = "\n".join([
+        "  CC      mm/vmscan.s", "  CC      mm/swap.s",
+        "  CHECK   mm/vmscan.c",
+        "/w/build/tree/mm/vmscan.c: note: in included file (through /w/build/tree/include/trace/define_trace.h):",
+        "/w/build/tree/include/trace/events/vmscan.h:12:1: error: too long token expansion",
+        "  CHECK   mm/swap.c",
+    ])
+    cov = matrix.coverage(log, ["mm/vmscan", "mm/swap"])
+    assert cov["checked"] == 1 and cov["cut_short"] == ["mm/vmscan"]
+    assert "cut short" in matrix.coverage_failures({"series": cov})[0]
+    assert matrix.coverage_failures({"series": matrix.coverage("", [])}) == ["series: no files to check"]
