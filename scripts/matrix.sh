@@ -329,6 +329,11 @@ w1_sparse_run() {
 	(cd "$obj" && rm -f "${files[@]/%/.s}")
 }
 
+# The clang major version build directory $1 was configured with.
+clang_of() {
+	sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)[0-9]\{4\}$/\1/p' "$1/.config" 2>/dev/null
+}
+
 # The series' added C files that only the test configuration builds (the
 # KUnit cases mm/filemap.c #includes, the Rust helpers as an object where
 # CONFIG_RUST_INLINE_HELPERS is off): W=1 and sparse over them in the test
@@ -338,12 +343,11 @@ w1_sparse_run() {
 w1_sparse_added() {
 	# Both, always: a test build without them (inlined helpers) fails the
 	# coverage check rather than checking less.
-	local log=$1 v tobj cv files=(mm/filemap rust/helpers/helpers)
+	local log=$1 v tobj files=(mm/filemap rust/helpers/helpers)
 	for v in "$LLVM_VERSION" 19 22; do
 		tobj=$(LLVM_VERSION=$v obj_dir test)
 		[ -f "$tobj/vmlinux" ] || continue
-		cv=$(sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)[0-9]\{4\}$/\1/p' "$tobj/.config")
-		[ "$cv" = "$v" ] || continue
+		[ "$(clang_of "$tobj")" = "$v" ] || continue
 		printf '%s\n' "${files[@]}" >"$log.files"
 		(cd "$tobj" && rm -f "${files[@]/%/.s}")
 		{
@@ -433,19 +437,26 @@ run_entry() {
 		fi
 		;;
 	sparse)
-		local sobj bobj
-		sobj=$(obj_dir "$W1_CONFIG")
-		bobj=$(VARIANT=base obj_dir "$W1_CONFIG")
-		for o in "$sobj" "$bobj"; do
-			[ -f "$o/vmlinux" ] || skip="$o is not built (w1-sparse reuses the $W1_CONFIG builds of base and series: make bench builds both)"
+		# The $W1_CONFIG builds of base and series with this LLVM_VERSION,
+		# else with the other clang (make bench builds them with 22).
+		local sobj='' bobj='' v w1v=''
+		for v in "$LLVM_VERSION" 19 22; do
+			sobj=$(LLVM_VERSION=$v obj_dir "$W1_CONFIG")
+			bobj=$(VARIANT=base LLVM_VERSION=$v obj_dir "$W1_CONFIG")
+			if [ -f "$sobj/vmlinux" ] && [ -f "$bobj/vmlinux" ] &&
+				[ "$(clang_of "$sobj")" = "$v" ] && [ "$(clang_of "$bobj")" = "$v" ]; then
+				w1v=$v
+				break
+			fi
 		done
+		[ -n "$w1v" ] || skip="no $W1_CONFIG builds of base and series (w1-sparse reuses them: make bench builds both)"
 		[ -f "$BUILD/tree-base/.assembled" ] || skip="no base tree build/tree-base (make bench assembles it)"
 		[ -n "$skip" ] || [ "$CONFIGURE_ONLY" = 0 ] || skip="its builds are there; not run (CONFIGURE_ONLY=1)"
 		if [ -z "$fail$skip" ]; then
 			step "$n: W=1 and sparse ($SPARSE_BIN) on base ($bobj)"
-			w1_sparse_run "$BUILD/tree-base" "$bobj" "$LOGS/matrix-$n-base.log"
+			LLVM_VERSION=$w1v w1_sparse_run "$BUILD/tree-base" "$bobj" "$LOGS/matrix-$n-base.log"
 			step "$n: W=1 and sparse on the series ($sobj)"
-			w1_sparse_run "$TREE" "$sobj" "$LOGS/matrix-$n-series.log"
+			LLVM_VERSION=$w1v w1_sparse_run "$TREE" "$sobj" "$LOGS/matrix-$n-series.log"
 			local added=()
 			step "$n: W=1 and sparse over the added files the test configuration builds"
 			if w1_sparse_added "$LOGS/matrix-$n-added.log"; then
