@@ -117,7 +117,7 @@ entry() {
 		;;
 	randconfig-[1-9]*)
 		E_KIND=randconfig
-		E_WHAT="x86_64 randconfig (KCONFIG_PROBABILITY=$RANDCONFIG_PROBABILITY), the series' options and RUST forced on"
+		E_WHAT="x86_64 randconfig (KCONFIG_PROBABILITY=$RANDCONFIG_PROBABILITY), asking for RUST and the series' options (what came out on: next column)"
 		E_WANT="RUST=y PAGE_RCU_FREE=y"
 		;;
 	test)
