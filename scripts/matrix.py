@@ -423,7 +423,12 @@ def record(args):
         # "file.o:symbol" must be defined (T) in file.o; "!file.o:symbol" not.
         neg = sym.startswith("!")
         obj, _, name = sym.lstrip("!").partition(":")
-        defined = name in (args.symbols or {}).get(obj, set())
+        if not (args.symbols or {}).get(obj):
+            # No symbols at all: llvm-nm failed or the object is missing, and
+            # "not built" would pass for nothing.
+            fail(f"no symbols read from {obj} (llvm-nm failed, or no such object)")
+            continue
+        defined = name in args.symbols[obj]
         if defined == neg:
             fail(f"{name} {'built' if neg else 'not built'} in {obj}")
         else:

@@ -261,8 +261,10 @@ def test_record_needs_the_c_fallback(tmp_path):
     cfg.write_text("CONFIG_RUST=n\n")
     nm = tmp_path / "nm"
     nm.write_text("0000 T folio_batch_unqueue_deferred_split\n0010 t helper\n")
+    fm = tmp_path / "nm-filemap"
+    fm.write_text("0000 T filemap_read\n")
     base = ["--name", "i386", "--config", str(cfg), "--series-off", "--nm", f"mm/folio.o={nm}",
-            "--nm", f"mm/filemap.o={tmp_path / 'missing'}"]
+            "--nm", f"mm/filemap.o={fm}"]
     rc, e = record(tmp_path, *base, "--need-symbol", "mm/folio.o:folio_batch_unqueue_deferred_split",
                    "--need-symbol", "!mm/filemap.o:filemap_read_nolock")
     assert rc == 0, e
@@ -429,3 +431,16 @@ def test_w1_sparse_a_file_cut_short_is_not_checked():
     assert cov["checked"] == 1 and cov["cut_short"] == ["mm/vmscan"]
     assert "cut short" in matrix.coverage_failures({"series": cov})[0]
     assert matrix.coverage_failures({"series": matrix.coverage("", [])}) == ["series: no files to check"]
+
+
+def test_record_a_symbol_check_without_symbols_fails(tmp_path):
+    empty = tmp_path / "nm.txt"
+    empty.write_text("")
+    rc, e = record(tmp_path, "--name", "i386", "--series-off", "--need-symbol", "!mm/filemap.o:filemap_read_nolock",
+                   "--nm", f"mm/filemap.o={empty}")
+    assert rc == 1 and "no symbols read from mm/filemap.o" in e["reasons"][0]
+    nm = tmp_path / "nm2.txt"
+    nm.write_text("00000000 T filemap_read\n")
+    rc, e = record(tmp_path, "--name", "i386", "--series-off", "--need-symbol", "!mm/filemap.o:filemap_read_nolock",
+                   "--nm", f"mm/filemap.o={nm}")
+    assert rc == 0, e["reasons"]
