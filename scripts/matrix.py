@@ -496,6 +496,9 @@ def judge_run(e, run, config, args, fail):
     series = [t for t, b in blocks if in_series(b, funcs)]
     other = [(t, b) for t, b in blocks if not in_series(b, funcs)]
     if args.kcsan:
+        dmesg = (run / "dmesg.txt").read_text(errors="replace") if (run / "dmesg.txt").exists() else ""
+        if "kcsan: enabled early" not in console + dmesg:
+            fail("KCSAN did not say it was on (no 'kcsan: enabled early' in the kernel log)")
         races = kcsan_races(console, funcs, series_functions(added_only=True))
         e["kcsan"] = {"series": sum(races["series"].values()),
                       "changed": sum(races["changed"].values()),

@@ -131,6 +131,7 @@ def test_w1_sparse_fails_when_a_file_is_not_covered():
 
 
 CONSOLE = """\
+[    0.3] kcsan: enabled early
 [   10.1] ==================================================================
 [   10.2] BUG: KCSAN: data-race in filemap_read_nolock / folio_split
 [   10.3] read to 0xffff of 8 bytes by task 1 on cpu 0:
@@ -443,4 +444,15 @@ def test_record_a_symbol_check_without_symbols_fails(tmp_path):
     nm.write_text("00000000 T filemap_read\n")
     rc, e = record(tmp_path, "--name", "i386", "--series-off", "--need-symbol", "!mm/filemap.o:filemap_read_nolock",
                    "--nm", f"mm/filemap.o={nm}")
+    assert rc == 0, e["reasons"]
+
+
+def test_record_kcsan_entry_needs_kcsan_on(tmp_path):
+    cfg = tmp_path / "config"
+    cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\n")
+    run = guest_run(tmp_path, [suite("pagecache_read_stress-tmpfs", kind="kselftest")], [], "[ 1.0] booted\n")
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run), "--kcsan")
+    assert rc == 1 and "KCSAN did not say it was on" in e["reasons"][0]
+    (run / "dmesg.txt").write_text("[ 0.3] kcsan: enabled early\n")
+    rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run), "--kcsan")
     assert rc == 0, e["reasons"]
