@@ -94,7 +94,9 @@ entry() {
 		E_WANT="RUST=y PREEMPT_RT=y DEBUG_ATOMIC_SLEEP=y PAGE_RCU_FREE=y PAGE_RCU_FREE_KUNIT_TEST=y FILEMAP_NOLOCK_KUNIT_TEST=y"
 		E_TESTS=rcu_free_test-quick,pagecache_read_stress-tmpfs
 		E_ALLOW="upstream 7.3.4's Rust spinlock tests are wrong on RT (README)"
-		E_ALLOW_MATCH='rust_doctest_kernel_sync_lock_spinlock|kernel::sync::lock::spinlock'
+		# The doctest, and the test module kernel::sync::lock::spinlock::tests
+		# (its symbols v0-mangled: ...4sync4lock8spinlock5tests...).
+		E_ALLOW_MATCH='rust_doctest_kernel_sync_lock_spinlock|4sync4lock8spinlock5tests'
 		E_SMP=4
 		;;
 	kcsan)
