@@ -211,8 +211,11 @@ fi
 # no5lvl: 4-level paging. With LA57 (-cpu max) a KASAN kernel once reported a
 # wild-memory-access from an interrupt taken in identify_boot_cpu(), a stock
 # 7.3.4 path under TCG, before any of the series runs.
-append="console=ttyS0 loglevel=5 panic=-1 no5lvl series.mode=$MODE"
-[ "$arch" = arm64 ] && append="console=ttyAMA0 loglevel=5 panic=-1 series.mode=$MODE"
+# log_buf_len: the guest's dmesg.txt, read at the end, must still hold the
+# boot's first lines (make matrix's kcsan entry looks for "kcsan: enabled
+# early"); the default 128K is mostly filled by then.
+append="console=ttyS0 loglevel=5 panic=-1 no5lvl log_buf_len=4M series.mode=$MODE"
+[ "$arch" = arm64 ] && append="console=ttyAMA0 loglevel=5 panic=-1 log_buf_len=4M series.mode=$MODE"
 [ -n "$TESTS" ] && append+=" series.tests=$("$TOP/scripts/tests.sh")"
 [ -n "${BENCH:-}" ] && append+=" series.bench=$BENCH"
 [ -n "$PLUGIN" ] && append+=" nokaslr series.count=$PLUGIN"

@@ -209,7 +209,7 @@ def count_warnings(log, files):
             continue
         seen.add(key)
         total += 1
-        rel = re.sub(r"^(\.\./)+|^.*?/build/tree(-base)?/", "", where)
+        rel = tree_path(where)
         if rel in files:
             ours.append(key)
     return total, ours
@@ -223,7 +223,7 @@ def warning_keys(log):
     for line in log.splitlines():
         m = DIAGNOSTIC.match(line.strip())
         if m:
-            f = re.sub(r"^(\.\./)+|^.*?/build/tree(-base)?/", "", m.group("file"))
+            f = tree_path(m.group("file"))
             msg = m.group("msg").strip()
             keys[(f, msg if m.group("kind") == "warning" else f"error: {msg}")] += 1
     return keys
@@ -240,8 +240,11 @@ SPARSE_CUT_SHORT = "error: too long token expansion"
 
 
 def tree_path(path):
-    """A path of a log as a path in the kernel tree."""
-    return re.sub(r"^(\.\./)+|^.*?/build/tree(-base)?/", "", path)
+    """A path of a log as a path in the kernel tree: relative to an
+    out-of-tree build (../../mm/x.c), or absolute under $BUILD/tree or
+    $BUILD/tree-base, wherever BUILD= put them (the kernel has no directory
+    named tree)."""
+    return re.sub(r"^(\.\./)+|^.*/tree(-base)?/", "", path)
 
 
 def coverage(log, files, sparse_files=None):
@@ -319,7 +322,9 @@ def kernel_report_blocks(console):
             cur = [line]
             blocks.append(cur)
         elif cur is not None:
-            if line.startswith("---[ end trace") or len(cur) > 80:
+            # A WARNING ends at its end-trace line, a BUG: at the end of its
+            # stack, so that what follows is not read as part of it.
+            if line.startswith("---[ end trace") or line.strip() == "</TASK>" or len(cur) > 80:
                 cur = None
             else:
                 cur.append(line)
@@ -693,11 +698,8 @@ def main():
             ours = added_diagnostics(log)
             d["added"] = sum(ours.values())
             d["new"] = sorted(d["new"] + [(f, m, n) for (f, m), n in ours.items()])
-            # Kbuild never runs the checker on rust/helpers/helpers.o (C=2 on
-            # it or on rust/ prints no CHECK line): W=1 only there.
-            files = Path(args.added_files).read_text().split()
             d.setdefault("coverage", {})["added"] = coverage(
-                log, files, [f for f in files if not f.startswith("rust/helpers/")])
+                log, Path(args.added_files).read_text().split())
         if args.out:
             Path(args.out).write_text(json.dumps(d, indent=1) + "\n")
         print(f"W=1/sparse: base {d['base']}, series {d['series']}, {len(new)} new")

@@ -6,7 +6,6 @@
 # __CHECKER__); otherwise `make C=1` prints one make warning and checks
 # nothing. Debian 12's sparse 0.6.4 fails that test. In order:
 #   SPARSE=path         your own sparse (it must pass the test);
-#   sparse on PATH      if it passes;
 #   $BUILD/sparse       built here from Debian's source package of sparse
 #                       0.6.5~rc1 (unstable), fetched with apt-get source
 #                       under a private apt configuration (the archive's
@@ -16,7 +15,10 @@
 #                       7.3's trace event headers expand to longer tokens
 #                       ("error: too long token expansion"), and after an
 #                       error while preprocessing sparse says nothing more
-#                       about the whole file (mm/vmscan.c among them).
+#                       about the whole file (mm/vmscan.c among them);
+#   sparse on PATH      if that cannot be built and 7.3 accepts it (a
+#                       distribution's keeps the short buffer: make matrix
+#                       then fails the files it cuts short, and says so).
 #
 # Prints the path of the sparse to use on its last line.
 set -euo pipefail
@@ -42,24 +44,31 @@ done
 valid() { [ -x "$1" ] && [ "$(sh "$checker_valid" "$1" -m64 2>/dev/null)" = 1 ]; }
 
 if [ -n "${SPARSE:-}" ]; then
+	SPARSE=$(command -v "$SPARSE" || echo "$SPARSE")
 	valid "$SPARSE" || die "SPARSE=$SPARSE: Linux 7.3's scripts/checker-valid.sh rejects it (too old for __typeof_unqual__?)"
 	echo "$SPARSE"
 	exit 0
 fi
 sys=$(command -v sparse || true)
-if [ -n "$sys" ] && valid "$sys"; then
-	echo "$sys"
-	exit 0
-fi
 out=$BUILD/sparse
 if [ "$(cat "$out/.recipe" 2>/dev/null)" = "$RECIPE" ] && valid "$out/sparse"; then
 	echo "$out/sparse"
 	exit 0
 fi
 
-step "sparse: ${sys:-none on PATH}${sys:+ ($("$sys" --version 2>/dev/null))} cannot check 7.3 (no __typeof_unqual__); building $SRC_PACKAGE $SRC_VERSION from Debian's source" >&2
+# Building it failed: the sparse on PATH, if 7.3 accepts it.
+fallback() {
+	if [ -n "$sys" ] && valid "$sys"; then
+		step "sparse: $1; using $sys (its token buffer may cut files short)" >&2
+		echo "$sys"
+		exit 0
+	fi
+	die "$1; and ${sys:-no sparse on PATH}${sys:+ is too old for 7.3}: set SPARSE= to a sparse of 0.6.5 or later"
+}
+
+step "sparse: building $SRC_PACKAGE $SRC_VERSION from Debian's source (${sys:-no sparse on PATH}${sys:+: $("$sys" --version 2>/dev/null)})" >&2
 mirror=$(debian_mirror)
-[ -n "$mirror" ] || die "no Debian mirror in /etc/apt to fetch $SRC_PACKAGE's source from; set SPARSE= to a sparse of 0.6.5 or later"
+[ -n "$mirror" ] || fallback "no Debian mirror in /etc/apt to fetch $SRC_PACKAGE's source from"
 apt=$BUILD/apt-src dl=$BUILD/download
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts" "$dl"
 if ! { [ -f "$dl/$ORIG" ] && echo "$ORIG_SHA256  $dl/$ORIG" | sha256sum --quiet -c - >/dev/null 2>&1; }; then
@@ -67,10 +76,11 @@ if ! { [ -f "$dl/$ORIG" ] && echo "$ORIG_SHA256  $dl/$ORIG" | sha256sum --quiet 
 	opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o "APT::Get::List-Cleanup=0")
 	apt-get "${opts[@]}" update -q >"$apt/update.log" 2>&1 ||
-		{ tail -5 "$apt/update.log" >&2; die "apt-get update of $SRC_SUITE's sources failed"; }
+		{ tail -5 "$apt/update.log" >&2; fallback "apt-get update of $SRC_SUITE's sources failed"; }
 	(cd "$dl" && apt-get "${opts[@]}" source --download-only -q "$SRC_PACKAGE=$SRC_VERSION") \
 		>"$apt/download.log" 2>&1 ||
-		{ tail -5 "$apt/download.log" >&2; die "apt-get source $SRC_PACKAGE=$SRC_VERSION failed (no longer in $SRC_SUITE? set SPARSE=)"; }
+		{ tail -5 "$apt/download.log" >&2; fallback "apt-get source $SRC_PACKAGE=$SRC_VERSION failed (no longer in $SRC_SUITE?)"; }
+	[ -f "$dl/$ORIG" ] || fallback "apt-get source gave no $ORIG"
 	echo "$ORIG_SHA256  $dl/$ORIG" | sha256sum --quiet -c - >/dev/null 2>&1 ||
 		{ mv "$dl/$ORIG" "$dl/$ORIG.bad"; die "$ORIG: sha256 mismatch (kept as $dl/$ORIG.bad)"; }
 fi

@@ -456,3 +456,22 @@ def test_record_kcsan_entry_needs_kcsan_on(tmp_path):
     (run / "dmesg.txt").write_text("[ 0.3] kcsan: enabled early\n")
     rc, e = record(tmp_path, "--name", "kcsan", "--config", str(cfg), "--run", str(run), "--kcsan")
     assert rc == 0, e["reasons"]
+
+
+def test_tree_path_wherever_build_is():
+    assert matrix.tree_path("/srv/out/tree/mm/vmscan.c") == "mm/vmscan.c"
+    assert matrix.tree_path("/work/main/build/tree-base/include/linux/mm.h") == "include/linux/mm.h"
+    assert matrix.tree_path("../../mm/filemap.c") == "mm/filemap.c"
+    log = "/srv/out/tree/mm/tests/filemap_nolock_kunit.c:4:1: warning: x\n"
+    assert matrix.added_diagnostics(log) == {("mm/tests/filemap_nolock_kunit.c", "x"): 1}
+
+
+def test_a_bug_report_ends_with_its_stack():
+    console = "\n".join([
+        "[ 1.0] BUG: sleeping function called from invalid context at kernel/locking/spinlock_rt.c:48",
+        "[ 1.0] Call Trace:", "[ 1.0]  <TASK>", "[ 1.0]  rt_spin_lock+0x79/0x320",
+        "[ 1.0]  upstream_test+0x1/0x2", "[ 1.0]  </TASK>",
+        "[ 2.0] series: running rcu_free_test-quick (4sync4lock8spinlock5tests named later)",
+    ])
+    (title, block), = matrix.kernel_report_blocks(console)
+    assert "upstream_test" in block and "8spinlock5tests" not in block
