@@ -25,9 +25,10 @@ PACKAGES=(
 # Another clang for the kernel builds (LLVM_VERSION=22: rustc's LLVM, for
 # CONFIG_RUST_INLINE_HELPERS).
 [ "$LLVM_VERSION" = 19 ] || PACKAGES+=("clang-$LLVM_VERSION" "lld-$LLVM_VERSION" "llvm-$LLVM_VERSION")
-# make matrix (make deps MATRIX=1): for the arm64 entry qemu-system-arm, the cross gcc of its kselftests and initramfs
-# tools, and Debian's arm64 busybox-static and bash-static, unpacked into
-# build/arm64-root (installing them would replace the host's amd64 ones).
+# make matrix (make deps MATRIX=1): for the arm64 entry qemu-system-arm,
+# the cross gcc of its kselftests and initramfs tools, and Debian's arm64
+# busybox-static and bash-static, unpacked into build/arm64-root
+# (installing them would replace the host's amd64 ones).
 # w1-sparse's sparse comes from scripts/sparse.sh (Debian 12's is too old
 # for 7.3).
 MATRIX_DEPS=${MATRIX:-0}

@@ -39,7 +39,6 @@ mkdir -p "$out" "$LOGS"
 # reads off or not counted, no kprobe on flush_dcache_folio(), no PG_rcu_free.
 FAIL_SKIP='lockless reads|no lockless|kprobe|rcu_free_deferred'
 
-
 # The entries, in the order they run (cheap and likely to break first).
 ENTRIES=(small nothp up i386 norcufree rt kcsan arm64 w1-sparse)
 for i in $(seq 1 "$RANDCONFIG_N"); do ENTRIES+=("randconfig-$i"); done
