@@ -77,7 +77,7 @@ config: tree ## Configure build/obj-$(CONFIG) from scripts/configs/.
 build: config ## Build the kernel (incremental, ccache).
 	@$(S)/build.sh
 
-kselftests: tree ## Build the mm kselftests statically.
+kselftests: tree ## Build the mm kselftests (static PIEs).
 	@$(S)/kselftests.sh
 
 image: kselftests ## Pack the guest initramfs.

@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Build the mm kselftests statically against the headers of the assembled
 # tree, into build/kselftest/kselftest/mm.
+#
+# Static PIE, not static: a static non-PIE binary sits at 0x400000, and the
+# kernel places its brk heap at a random page up to 1 GiB above it (x86_64
+# and arm64 arch_randomize_brk()). khugepaged and split_huge_page_test map
+# at a 1 GiB hint and fail when the heap is there: about 0.7% of runs of an
+# 8 MiB mapping (a CI run failed khugepaged with "Failed to allocate VMA at
+# 0x40000000"). A static PIE's brk starts at ELF_ET_DYN_BASE (fs/binfmt_elf.c),
+# far above. mm/Makefile appends -no-pie on x86_64, which would turn
+# -static-pie into a dynamic link: CAN_BUILD_WITH_NOPIE=0 keeps it off.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -11,7 +20,7 @@ set -euo pipefail
 ARCH=${ARCH:-x86_64}
 case $ARCH in
 x86_64)
-	need gcc make
+	need gcc make readelf
 	src=$TREE
 	out=$BUILD/kselftest
 	hdr=$BUILD/kselftest-headers
@@ -19,7 +28,7 @@ x86_64)
 	cross=()
 	;;
 arm64)
-	need aarch64-linux-gnu-gcc make
+	need aarch64-linux-gnu-gcc make readelf
 	src=$BUILD/kselftest-src-arm64
 	out=$BUILD/kselftest-arm64
 	hdr=$BUILD/kselftest-headers-arm64
@@ -29,6 +38,15 @@ arm64)
 *) die "kselftests: unknown ARCH '$ARCH' (x86_64, arm64)" ;;
 esac
 bin=$out/kselftest/mm
+# The binaries in $bin that are not static PIEs: ELF type DYN, no program
+# interpreter.
+not_static_pie() {
+	find "$bin" -maxdepth 1 -type f -executable 2>/dev/null | sort | while read -r f; do
+		[ "$(head -c4 "$f")" = $'\x7fELF' ] || continue
+		h=$(LC_ALL=C readelf -lhW "$f" 2>/dev/null) || { echo "${f##*/}"; continue; }
+		grep -q 'Type:[[:space:]]*DYN' <<<"$h" && ! grep -q 'INTERP' <<<"$h" || echo "${f##*/}"
+	done
+}
 mkdir -p "$LOGS" "$out"
 log=$LOGS/kselftests$([ "$ARCH" = x86_64 ] || echo "-$ARCH").log
 step "kselftests: building mm$([ "$ARCH" = x86_64 ] || echo " for $ARCH") (log: $log)"
@@ -43,12 +61,18 @@ fi
 # not built for arm64 (-k): those the guest runs must be.
 keep=()
 [ "$ARCH" = x86_64 ] || keep=(-k)
+# make does not rebuild a binary whose flags alone changed: a build from
+# before static PIE is built again.
+if [ -n "$(not_static_pie)" ]; then
+	step "kselftests: $(not_static_pie | wc -l) binaries are not static PIE: building them again"
+	rm -rf "$bin"
+fi
 {
 	make -C "$TREE" O="$hdr" LLVM=-19 "${karch[@]}" headers
 	# check_config.sh writes local_config.{h,mk} into the source tree.
 	make -C "$src/tools/testing/selftests" O="$out" TARGETS=mm "${cross[@]}" "${keep[@]}" \
 		KHDR_INCLUDES="-isystem $hdr/usr/include" \
-		EXTRA_CFLAGS=-static -j"$(nproc)"
+		EXTRA_CFLAGS=-static-pie CAN_BUILD_WITH_NOPIE=0 -j"$(nproc)"
 } >"$log" 2>&1 || [ "$ARCH" != x86_64 ] || { tail -20 "$log"; die "building the mm kselftests failed (log: $log)"; }
 if [ "$ARCH" = x86_64 ]; then
 	missing=$(awk '!/^[#@]/ && NF { for (i = 3; i <= NF; i++) if (sub(/^\.\//, "", $i)) { print $i; break } }' "$TOP/scripts/guest/tests.txt" |
@@ -58,4 +82,5 @@ else
 		split_huge_page_test transhuge-stress; do [ -x "$bin/$t" ] || echo "$t"; done)
 fi
 [ -z "$missing" ] || die "kselftests not built: $(echo "$missing" | xargs) (log: $log)"
+[ -z "$(not_static_pie)" ] || die "kselftests not static PIE: $(not_static_pie | xargs) (log: $log)"
 step "kselftests: $(find "$bin" -maxdepth 1 -type f -executable | wc -l) binaries in $bin"
