@@ -336,6 +336,24 @@ clang_of() {
 	sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)[0-9]\{4\}$/\1/p' "$1/.config" 2>/dev/null
 }
 
+# The clang (LLVM_VERSION, else 19, else 22: make bench builds with 22)
+# with which configuration $1 is built, as each variant $2... (series,
+# base) asks: a vmlinux there, configured with that clang. Returns 1 if
+# none is.
+built_clang() {
+	local cfg=$1 v var obj ok
+	shift
+	for v in "$LLVM_VERSION" 19 22; do
+		ok=1
+		for var in "$@"; do
+			obj=$(VARIANT=$var LLVM_VERSION=$v obj_dir "$cfg")
+			[ -f "$obj/vmlinux" ] && [ "$(clang_of "$obj")" = "$v" ] || ok=0
+		done
+		[ "$ok" = 1 ] && echo "$v" && return 0
+	done
+	return 1
+}
+
 # The series' added C files that only the test configuration builds (the
 # KUnit cases mm/filemap.c #includes, the Rust helpers as an object where
 # CONFIG_RUST_INLINE_HELPERS is off): W=1 and sparse over them in the test
@@ -346,25 +364,20 @@ w1_sparse_added() {
 	# Both, always: a test build without them (inlined helpers) fails the
 	# coverage check rather than checking less.
 	local log=$1 v tobj files=(mm/filemap rust/helpers/helpers)
-	for v in "$LLVM_VERSION" 19 22; do
-		tobj=$(LLVM_VERSION=$v obj_dir test)
-		[ -f "$tobj/vmlinux" ] || continue
-		[ "$(clang_of "$tobj")" = "$v" ] || continue
-		printf '%s\n' "${files[@]}" >"$log.files"
-		(cd "$tobj" && rm -f "${files[@]/%/.s}")
-		{
-			echo "w1-sparse: the test build $tobj (clang $v)"
-			LLVM_VERSION=$v kmake "$tobj" -k W=1 "${files[@]/%/.s}" || true
-			# rust/Makefile checks helpers.c only when it compiles
-			# helpers.o (rule_rust_cc_library): compile it again, through
-			# the directory rust/ (the single target is not reached).
-			rm -f "$tobj/rust/helpers/helpers.o"
-			LLVM_VERSION=$v kmake "$tobj" -k C=2 CHECK="$SPARSE_BIN" mm/filemap.o rust/ || true
-		} >"$log" 2>&1
-		(cd "$tobj" && rm -f "${files[@]/%/.s}")
-		return 0
-	done
-	return 1
+	v=$(built_clang test series) || return 1
+	tobj=$(VARIANT=series LLVM_VERSION=$v obj_dir test)
+	printf '%s\n' "${files[@]}" >"$log.files"
+	(cd "$tobj" && rm -f "${files[@]/%/.s}")
+	{
+		echo "w1-sparse: the test build $tobj (clang $v)"
+		LLVM_VERSION=$v kmake "$tobj" -k W=1 "${files[@]/%/.s}" || true
+		# rust/Makefile checks helpers.c only when it compiles helpers.o
+		# (rule_rust_cc_library): compile it again, through the directory
+		# rust/ (the single target is not reached).
+		rm -f "$tobj/rust/helpers/helpers.o"
+		LLVM_VERSION=$v kmake "$tobj" -k C=2 CHECK="$SPARSE_BIN" mm/filemap.o rust/ || true
+	} >"$log" 2>&1
+	(cd "$tobj" && rm -f "${files[@]/%/.s}")
 }
 
 run_entry() {
@@ -445,17 +458,13 @@ run_entry() {
 	sparse)
 		# The $W1_CONFIG builds of base and series with this LLVM_VERSION,
 		# else with the other clang (make bench builds them with 22).
-		local sobj='' bobj='' v w1v=''
-		for v in "$LLVM_VERSION" 19 22; do
-			sobj=$(LLVM_VERSION=$v obj_dir "$W1_CONFIG")
-			bobj=$(VARIANT=base LLVM_VERSION=$v obj_dir "$W1_CONFIG")
-			if [ -f "$sobj/vmlinux" ] && [ -f "$bobj/vmlinux" ] &&
-				[ "$(clang_of "$sobj")" = "$v" ] && [ "$(clang_of "$bobj")" = "$v" ]; then
-				w1v=$v
-				break
-			fi
-		done
-		[ -n "$w1v" ] || skip="no $W1_CONFIG builds of base and series (w1-sparse reuses them: make bench builds both)"
+		local sobj='' bobj='' w1v=''
+		if w1v=$(built_clang "$W1_CONFIG" series base); then
+			sobj=$(VARIANT=series LLVM_VERSION=$w1v obj_dir "$W1_CONFIG")
+			bobj=$(VARIANT=base LLVM_VERSION=$w1v obj_dir "$W1_CONFIG")
+		else
+			skip="no $W1_CONFIG builds of base and series (w1-sparse reuses them: make bench builds both)"
+		fi
 		[ -f "$BUILD/tree-base/.assembled" ] || skip="no base tree build/tree-base (make bench assembles it)"
 		[ -n "$skip" ] || [ "$CONFIGURE_ONLY" = 0 ] || skip="its builds are there; not run (CONFIGURE_ONLY=1)"
 		[ -n "$skip" ] || [ "$SPARSE_BIN" != none ] || fail="no sparse that Linux 7.3 accepts (scripts/sparse.sh said why; SPARSE= names your own)"
