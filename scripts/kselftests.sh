@@ -68,11 +68,11 @@ if [ -n "$(not_static_pie)" ]; then
 	rm -rf "$bin"
 fi
 {
-	make -C "$TREE" O="$hdr" LLVM=-19 "${karch[@]}" headers
+	make -C "$TREE" O="$hdr" LLVM=-19 "${karch[@]}" headers &&
 	# check_config.sh writes local_config.{h,mk} into the source tree.
 	make -C "$src/tools/testing/selftests" O="$out" TARGETS=mm "${cross[@]}" "${keep[@]}" \
 		KHDR_INCLUDES="-isystem $hdr/usr/include" \
-		EXTRA_CFLAGS=-static-pie CAN_BUILD_WITH_NOPIE=0 -j"$(nproc)"
+		EXTRA_CFLAGS="-fPIE -static-pie" CAN_BUILD_WITH_NOPIE=0 -j"$(nproc)"
 } >"$log" 2>&1 || [ "$ARCH" != x86_64 ] || { tail -20 "$log"; die "building the mm kselftests failed (log: $log)"; }
 if [ "$ARCH" = x86_64 ]; then
 	missing=$(awk '!/^[#@]/ && NF { for (i = 3; i <= NF; i++) if (sub(/^\.\//, "", $i)) { print $i; break } }' "$TOP/scripts/guest/tests.txt" |
