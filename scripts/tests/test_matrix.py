@@ -359,10 +359,27 @@ def test_table_command_writes_md_and_json(tmp_path):
     ("small,Bad!", "MATRIX must be comma-separated"),
 ])
 def test_matrix_sh_rejects_bad_entries_before_any_work(tmp_path, matrix_arg, message):
-    env = dict(os.environ, MATRIX=matrix_arg, BUILD=str(tmp_path / "build"))
-    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True)
+    env = dict(os.environ, MATRIX=matrix_arg, BUILD=str(tmp_path / "build"),
+               KERNEL_SRC=str(tmp_path / "no-such-tree"))
+    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True,
+                       timeout=120)
     assert p.returncode == 1
     assert message in p.stderr and p.stderr.count("\n") == 1
+    assert not (tmp_path / "build" / "tree").exists()
+
+
+def test_matrix_sh_missing_cross_tools_one_line_before_any_work(tmp_path):
+    """arm64 boots: without its cross tools or its busybox (a BUILD= with no
+    arm64 root), one line naming what to install, and no tree assembled."""
+    # KERNEL_SRC: should the check be gone, the work that follows fails at
+    # once (no base tree) instead of fetching and unpacking 7.3.4.
+    env = dict(os.environ, MATRIX="small,arm64", BUILD=str(tmp_path / "build"),
+               KERNEL_SRC=str(tmp_path / "no-such-tree"))
+    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 1
+    assert "ARCH=arm64: " in p.stderr and "make deps MATRIX=1" in p.stderr
+    assert p.stderr.count("\n") == 1
     assert not (tmp_path / "build" / "tree").exists()
 
 
