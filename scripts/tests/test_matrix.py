@@ -354,15 +354,23 @@ def test_table_command_writes_md_and_json(tmp_path):
     assert json.loads(js.read_text())[0]["entry"] == "x"
 
 
+def matrix_sh(tmp_path, matrix_arg):
+    """scripts/matrix.sh with MATRIX=matrix_arg and an empty BUILD=. Should a
+    check that must stop it before any work be gone, the work that follows
+    fails at once (KERNEL_SRC= names no tree) instead of fetching and
+    unpacking 7.3.4, and the timeout bounds the rest."""
+    env = dict(os.environ, MATRIX=matrix_arg, BUILD=str(tmp_path / "build"),
+               KERNEL_SRC=str(tmp_path / "no-such-tree"))
+    return subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
 @pytest.mark.parametrize("matrix_arg,message", [
     ("nope", "MATRIX: no entry named 'nope'"),
     ("small,Bad!", "MATRIX must be comma-separated"),
 ])
 def test_matrix_sh_rejects_bad_entries_before_any_work(tmp_path, matrix_arg, message):
-    env = dict(os.environ, MATRIX=matrix_arg, BUILD=str(tmp_path / "build"),
-               KERNEL_SRC=str(tmp_path / "no-such-tree"))
-    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = matrix_sh(tmp_path, matrix_arg)
     assert p.returncode == 1
     assert message in p.stderr and p.stderr.count("\n") == 1
     assert not (tmp_path / "build" / "tree").exists()
@@ -371,12 +379,7 @@ def test_matrix_sh_rejects_bad_entries_before_any_work(tmp_path, matrix_arg, mes
 def test_matrix_sh_missing_cross_tools_one_line_before_any_work(tmp_path):
     """arm64 boots: without its cross tools or its busybox (a BUILD= with no
     arm64 root), one line naming what to install, and no tree assembled."""
-    # KERNEL_SRC: should the check be gone, the work that follows fails at
-    # once (no base tree) instead of fetching and unpacking 7.3.4.
-    env = dict(os.environ, MATRIX="small,arm64", BUILD=str(tmp_path / "build"),
-               KERNEL_SRC=str(tmp_path / "no-such-tree"))
-    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = matrix_sh(tmp_path, "small,arm64")
     assert p.returncode == 1
     assert "ARCH=arm64: " in p.stderr and "make deps MATRIX=1" in p.stderr
     assert p.stderr.count("\n") == 1
@@ -384,8 +387,8 @@ def test_matrix_sh_missing_cross_tools_one_line_before_any_work(tmp_path):
 
 
 def test_matrix_sh_lists_its_entries(tmp_path):
-    env = dict(os.environ, MATRIX="list", BUILD=str(tmp_path / "build"))
-    p = subprocess.run([str(SCRIPTS / "matrix.sh")], env=env, capture_output=True, text=True, check=True)
+    p = matrix_sh(tmp_path, "list")
+    assert p.returncode == 0, p.stderr
     names = [l.split()[0] for l in p.stdout.splitlines()]
     assert names[:4] == ["small", "nothp", "up", "i386"]
     assert {"kcsan", "arm64", "w1-sparse", "randconfig-3", "test"} <= set(names)
