@@ -9,7 +9,8 @@
 # failed khugepaged with "Failed to allocate VMA at 0x40000000"); its
 # collapse_compound_extreme also mremap()s MREMAP_FIXED around that address,
 # over whatever is there (split_huge_page_test hints 1 GiB too, unchecked).
-# A static PIE's brk starts at ELF_ET_DYN_BASE (fs/binfmt_elf.c), far above. mm/Makefile appends -no-pie on x86_64, which would turn
+# A static PIE's brk starts at ELF_ET_DYN_BASE (fs/binfmt_elf.c), far
+# above. mm/Makefile appends -no-pie on x86_64, which would turn
 # -static-pie into a dynamic link: CAN_BUILD_WITH_NOPIE=0 keeps it off.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -40,9 +41,10 @@ arm64)
 esac
 bin=$out/kselftest/mm
 # The binaries in $bin that are not static PIEs: ELF type DYN, no program
-# interpreter.
+# interpreter. None before the first build ($bin missing: a fresh clone).
 not_static_pie() {
-	find "$bin" -maxdepth 1 -type f -executable 2>/dev/null | sort | while read -r f; do
+	[ -d "$bin" ] || return 0
+	find "$bin" -maxdepth 1 -type f -executable | sort | while read -r f; do
 		[ "$(head -c4 "$f")" = $'\x7fELF' ] || continue
 		h=$(LC_ALL=C readelf -lhW "$f" 2>/dev/null) || { echo "${f##*/}"; continue; }
 		grep -q 'Type:[[:space:]]*DYN' <<<"$h" && ! grep -q 'INTERP' <<<"$h" || echo "${f##*/}"

@@ -7,6 +7,11 @@ BUILD=${BUILD:-$TOP/build}
 LOGS=$BUILD/logs
 SECONDS_START=$(date +%s)
 
+# set -e ends a script at a failed command without a word (a CI run once
+# ended "make: *** [kselftests] Error 1" and nothing else): say which.
+# shellcheck disable=SC2154 # rc is set in the trap
+trap 'rc=$?; printf "%s: error: line %s: \`%s\` failed (exit %s)\n" "$(basename "$0")" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
+
 die() {
 	printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2
 	exit 1
