@@ -253,7 +253,8 @@ fi
 [ "$rc" = 0 ] || die "qemu exited with $rc (console: $run/console.log)"
 grep -q '^@@@ done' "$run/results.txt" 2>/dev/null || {
 	echo "boot: the guest stopped before its init finished; its last lines:" >&2
-	tail -n 25 "$run/console.log" | sed 's/^/  | /' >&2
+	tail -n 25 "$run/console.log" 2>/dev/null | sed 's/^/  | /' >&2 ||
+		echo "  (no console log: $run/console.log)" >&2
 	exit 1
 }
 step "boot: guest powered off ($run)"

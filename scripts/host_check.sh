@@ -149,4 +149,4 @@ else
 	echo "host-check: $tap; details in $out/"
 	echo "${counts% *} passed, ${counts#* } failed"
 fi
-[ "${counts#* }" = 0 ]
+[ "${counts#* }" = 0 ] || exit 1

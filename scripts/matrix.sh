@@ -508,4 +508,4 @@ for n in "${picked[@]}"; do
 done
 cat "$BUILD/matrix.md"
 step "matrix: ${#picked[@]} entries, ${#failed[@]} failed${failed:+: ${failed[*]}}, ${#skipped[@]} not run${skipped:+: ${skipped[*]}} ($BUILD/matrix.md)"
-[ ${#failed[@]} = 0 ] && [ ${#skipped[@]} = 0 ]
+[ ${#failed[@]} = 0 ] && [ ${#skipped[@]} = 0 ] || exit 1
