@@ -247,7 +247,7 @@ fi
 echo "$rc" >"$run/qemu.rc"
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "boot: guest killed after ${TIMEOUT}s; its last lines:" >&2
-	tail -n 25 "$run/console.log" 2>/dev/null | sed 's/^/  | /' >&2
+	tail -n 25 "$run/console.log" 2>/dev/null | sed 's/^/  | /' >&2 || :
 	exit 1
 fi
 [ "$rc" = 0 ] || die "qemu exited with $rc (console: $run/console.log)"

@@ -9,6 +9,9 @@ PACKAGES=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	rustc-web rust-web-src rust-web-clippy rustfmt-web
 	make flex bison bc cpio kmod libelf-dev libssl-dev python3 ccache quilt
+	# The base's .tar.xz, the bzImage's CONFIG_KERNEL_XZ, and apt-get
+	# download's keys for trixie-backports (base.sh).
+	xz-utils debian-archive-keyring
 	# Guest.
 	qemu-system-x86 busybox-static bash-static
 	# Static mm kselftests.

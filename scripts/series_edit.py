@@ -454,6 +454,17 @@ def identity(top):
     return f"{name.strip()} <{email.strip()}>"
 
 
+def committer_env(ident):
+    """`git notes add` commits in the edit clone, which has no identity of its
+    own: the repository's (`ident`), else the series' fallback. Without one,
+    on a machine with no git identity at all (a fresh CI machine's root), git
+    refuses ("unable to auto-detect email address")."""
+    m = re.fullmatch(r"(.*) <(.*)>", ident or "series <series@localhost>")
+    env = {f"GIT_{who}_{k}": v for who in ("AUTHOR", "COMMITTER")
+           for k, v in (("NAME", m.group(1)), ("EMAIL", m.group(2)))}
+    return {k: v for k, v in env.items() if k not in os.environ}
+
+
 def plan_note(b):
     lines = []
     if b["quilt"]:
@@ -576,7 +587,7 @@ def cmd_edit(a):
         (tmp / ".git" / META).write_text(json.dumps(
             {"base_commit": base_commit, "base_tree": base_tree, "top": str(top)}, indent=1) + "\n")
         tmp.rename(edit)
-    git = Git(edit)
+    git = Git(edit, env=committer_env(ident))
     meta = json.loads((edit / ".git" / META).read_text())
     if meta["base_tree"] != base_tree:
         raise Refuse(f"{edit} was made on another base (tree {meta['base_tree'][:12]}, "

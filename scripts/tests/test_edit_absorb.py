@@ -23,10 +23,20 @@ REPO = Path(__file__).resolve().parents[2]
 REAL_BUILD = Path(os.environ.get("BUILD", REPO / "build"))
 
 
+# As on a fresh machine (CI's): no global or system git configuration, so no
+# identity. `make edit` must commit its notes all the same; the tests' own
+# commits say who they are (run() below).
+NO_IDENTITY = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+TESTER = {"GIT_AUTHOR_NAME": "Edit Tester", "GIT_AUTHOR_EMAIL": "edit@example.org",
+          "GIT_COMMITTER_NAME": "Edit Tester", "GIT_COMMITTER_EMAIL": "edit@example.org"}
+
+
 def run(cmd, cwd, env=None, check=True, input=None):
-    e = dict(os.environ, LC_ALL="C", GIT_EDITOR="true")
-    e.pop("BUILD", None)
-    e.pop("EDIT_DIR", None)
+    e = dict(os.environ, LC_ALL="C", GIT_EDITOR="true", **NO_IDENTITY)
+    for k in ("BUILD", "EDIT_DIR", *TESTER):
+        e.pop(k, None)
+    if cmd[0] == "git":
+        e.update(TESTER)
     if env:
         e.update(env)
     p = subprocess.run(cmd, cwd=cwd, env=e, input=input, text=True,
