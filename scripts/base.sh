@@ -83,7 +83,14 @@ fetch_deb() {
 		{ tail -5 "$apt/update.log" >&2; die "apt-get update of $DEB_SUITE failed"; }
 	(cd "$DL" && apt-get "${opts[@]}" download -q "$DEB_PACKAGE=$DEB_VERSION") \
 		>"$apt/download.log" 2>&1 ||
-		{ tail -5 "$apt/download.log" >&2; die "apt-get download $DEB_PACKAGE=$DEB_VERSION failed"; }
+		{
+			tail -5 "$apt/download.log" >&2
+			# The archive keeps one version of a package per suite: a newer
+			# upload to $DEB_SUITE replaces the pinned one.
+			apt-cache "${opts[@]}" madison "$DEB_PACKAGE" 2>/dev/null | grep -qF "| $DEB_VERSION |" ||
+				die "apt-get download $DEB_PACKAGE=$DEB_VERSION failed: $DEB_SUITE no longer has that version; use KERNEL_TARBALL= (a linux-7.3.4 tarball) or KERNEL_SRC="
+			die "apt-get download $DEB_PACKAGE=$DEB_VERSION failed"
+		}
 	sha_ok "$deb" "$DEB_SHA256" || {
 		mv "$deb" "$deb.bad"
 		die "$deb: sha256 mismatch (kept as $deb.bad)"

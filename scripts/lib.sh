@@ -8,12 +8,15 @@ LOGS=$BUILD/logs
 SECONDS_START=$(date +%s)
 
 # set -e ends a script at a failed command without a word (a CI run once
-# ended "make: *** [kselftests] Error 1" and nothing else): say which.
+# ended "make: *** [kselftests] Error 1" and nothing else): say which. A
+# die in a subshell (x=$(f), a pipeline) has said why already: it exits
+# 97, and the script then exits 1 without a second line.
 # shellcheck disable=SC2154 # rc is set in the trap
-trap 'rc=$?; printf "%s: error: line %s: \`%s\` failed (exit %s)\n" "$(basename "$0")" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
+trap 'rc=$?; [ "$rc" != 97 ] || exit 1; printf "%s: error: line %s: \`%s\` failed (exit %s)\n" "$(basename "$0")" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
 
 die() {
 	printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2
+	[ "$BASH_SUBSHELL" = 0 ] || exit 97
 	exit 1
 }
 
