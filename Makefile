@@ -33,7 +33,7 @@ S := scripts
 settings:
 	@$(S)/settings.sh
 
-.PHONY: settings demo check soak shell help deps base tree config build kselftests image \
+.PHONY: settings demo check fresh-check soak shell help deps base tree config build kselftests image \
 	boot module bench plugin-test series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
 	distclean
 
@@ -52,6 +52,9 @@ check: image build ## Build the test kernel, boot it, run every test: "N passed,
 	@rc=0; MODE=check $(S)/boot.sh || rc=$$?; \
 	$(S)/results.py --boot-rc "$$rc" --host "$${BUILD:-build}/host-check/results.tap" \
 		"$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
+
+fresh-check: settings ## CI's run before pushing: .ci/run (make check) in a fresh clone of HEAD, build/fresh.
+	@$(S)/fresh_check.sh
 
 host-check: ## Test scripts/ on the host (pytest, shellcheck), in seconds: "N passed, N failed".
 	@$(S)/host_check.sh
