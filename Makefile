@@ -53,7 +53,7 @@ check: image build ## Build the test kernel, boot it, run every test: "N passed,
 	$(S)/results.py --boot-rc "$$rc" --host "$${BUILD:-build}/host-check/results.tap" \
 		"$${BUILD:-build}/results/$${CONFIG:-test}-check$$([ "$${VARIANT:-series}" = base ] && echo -base)" "$$($(S)/tests.sh)"
 
-fresh-check: settings ## CI's run before pushing: .ci/run (make check) in a fresh clone of HEAD, build/fresh.
+fresh-check: settings ## CI's run before pushing: .ci/run (make check) in a fresh clone of HEAD (build/fresh; cold).
 	@$(S)/fresh_check.sh
 
 host-check: ## Test scripts/ on the host (pytest, shellcheck), in seconds: "N passed, N failed".
