@@ -245,16 +245,16 @@ else
 		"${results[@]}" -append "$append" </dev/null || rc=$?
 fi
 echo "$rc" >"$run/qemu.rc"
-if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-	echo "boot: guest killed after ${TIMEOUT}s; its last lines:" >&2
-	tail -n 25 "$run/console.log" 2>/dev/null | sed 's/^/  | /' >&2 || :
-	exit 1
-fi
-[ "$rc" = 0 ] || die "qemu exited with $rc (console: $run/console.log)"
-grep -q '^@@@ done' "$run/results.txt" 2>/dev/null || {
-	echo "boot: the guest stopped before its init finished; its last lines:" >&2
+# fail WHY: WHY and the console's last lines, on stderr; exit 1.
+fail() {
+	echo "boot: $1; its last lines:" >&2
 	tail -n 25 "$run/console.log" 2>/dev/null | sed 's/^/  | /' >&2 ||
 		echo "  (no console log: $run/console.log)" >&2
 	exit 1
 }
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	fail "guest killed after ${TIMEOUT}s"
+fi
+[ "$rc" = 0 ] || die "qemu exited with $rc (console: $run/console.log)"
+grep -q '^@@@ done' "$run/results.txt" 2>/dev/null || fail "the guest stopped before its init finished"
 step "boot: guest powered off ($run)"

@@ -18,8 +18,9 @@ set -euo pipefail
 
 need git
 dest=$BUILD/fresh
-if [ -n "$(git -C "$TOP" status --porcelain --untracked-files=normal)" ]; then
-	step "fresh-check: uncommitted changes are not in it (CI sees only commits): $(git -C "$TOP" status --porcelain | wc -l) paths"
+uncommitted=$(git -C "$TOP" status --porcelain --untracked-files=normal)
+if [ -n "$uncommitted" ]; then
+	step "fresh-check: uncommitted changes are not in it (CI sees only commits): $(wc -l <<<"$uncommitted") paths"
 fi
 rm -rf "$dest" && mkdir -p "$dest"
 git clone -q --no-hardlinks "$TOP" "$dest/repo"
