@@ -265,24 +265,19 @@ mod tests {
         for order in orders {
             folios.push(alloc_folio(order)?, GFP_KERNEL)?;
         }
-        let nid = folios[0].nid();
-        let queued_before = lru().count_node(nid);
-        let mut expected = 0;
+        // What the test's own folios do, never the queue's length: THPs of others may be queued
+        // and unqueued meanwhile.
         for folio in folios.iter() {
             if folio.order() > 1 {
                 assert!(folio.may_be_deferred_split());
                 queue(folio, true);
                 assert!(is_queued(folio));
                 assert!(folio.test_partially_mapped());
-                if folio.nid() == nid {
-                    expected += 1;
-                }
             } else {
                 assert!(!folio.may_be_deferred_split());
                 assert!(!folio.test_partially_mapped());
             }
         }
-        assert_eq!(lru().count_node(nid), queued_before + expected);
 
         let mut frozen = KVec::new();
         for folio in folios.drain_all() {
@@ -299,7 +294,6 @@ mod tests {
         // SAFETY: The folios are charged (`alloc_folio()`).
         let unqueued = unsafe { unqueue_batch(&batch, &unlocked) };
         assert_eq!(unqueued, orders.len() - 2);
-        assert_eq!(lru().count_node(nid), queued_before);
         for folio in batch.iter().filter(|folio| folio.order() > 1) {
             assert!(!is_queued(folio));
             assert!(!folio.test_partially_mapped());
@@ -318,8 +312,7 @@ mod tests {
         let queued = alloc_folio(2)?;
         let not_queued = alloc_folio(2)?;
         queue(&queued, true);
-        let nid = queued.nid();
-        let before = lru().count_node(nid);
+        assert!(is_queued(&*queued) && !is_queued(&*not_queued));
 
         let frozen = [freeze(not_queued)?, freeze(queued)?];
         let mut batch = FolioBatch::<Unreferenced>::new();
@@ -331,7 +324,6 @@ mod tests {
         let unlocked = unsafe { LruvecUnlocked::new() };
         // SAFETY: The folios are charged (`alloc_folio()`).
         assert_eq!(unsafe { unqueue_batch(&batch, &unlocked) }, 1);
-        assert_eq!(lru().count_node(nid) + 1, before);
         assert!(!is_queued(&*frozen[0]) && !is_queued(&*frozen[1]));
         Ok(())
     }
@@ -343,16 +335,11 @@ mod tests {
             return Ok(());
         }
         let mut folios = KVec::new();
-        let mut nid = None;
-        let mut queued = 0;
         for order in [2, 3, pmd_order(), 0] {
             let folio = alloc_folio(order)?;
             if order > 1 {
                 queue(&folio, true);
-                nid.get_or_insert(folio.nid());
-                if nid == Some(folio.nid()) {
-                    queued += 1;
-                }
+                assert!(is_queued(&*folio));
             }
             folios.push(folio, GFP_KERNEL)?;
         }
@@ -361,15 +348,15 @@ mod tests {
             // SAFETY: Each folio keeps its reference until `folios_put_refs()` drops it.
             unsafe { batch.push(folio)? };
         }
-        let nid = nid.unwrap_or(0);
-        let before = lru().count_node(nid);
         // The batch takes over our references, which `folios_put_refs()` drops.
         for folio in folios.drain_all() {
             let _ = ARef::into_raw(folio);
         }
         // SAFETY: A batch of folios it holds one reference to each; the call drops them.
         unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
-        assert_eq!(lru().count_node(nid) + queued, before);
+        // The folios are free: one still queued is a bad page to the free path's checks
+        // (`free_tail_page_prepare()`: "on deferred list"), a report the kernel log check fails
+        // the run on. The queue's length says nothing here: THPs of others may come and go.
         Ok(())
     }
 
@@ -381,8 +368,6 @@ mod tests {
             return Ok(());
         }
         let folio = alloc_folio(pmd_order())?;
-        let nid = folio.nid();
-        let before = lru().count_node(nid);
         queue(&folio, false);
         assert!(is_queued(&*folio));
         assert!(!folio.test_partially_mapped());
@@ -391,10 +376,10 @@ mod tests {
         // Queued and partially mapped: the lockless early return.
         queue(&folio, true);
         assert!(folio.test_partially_mapped());
-        assert_eq!(lru().count_node(nid), before + 1);
-        // Drops our reference: the free path unqueues the folio.
+        assert!(is_queued(&*folio));
+        // Drops our reference: the free path unqueues the folio (or reports a bad page, as
+        // above). Queued twice, it would have been a list corruption under `CONFIG_DEBUG_LIST`.
         drop(folio);
-        assert_eq!(lru().count_node(nid), before);
         Ok(())
     }
 }

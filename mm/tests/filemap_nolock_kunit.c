@@ -92,6 +92,12 @@ static void fnk_put_file(struct filemap_nolock_test *t)
 		kern_unmount(t->mnt);
 }
 
+static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, loff_t pos)
+{
+	memset(buf, 0x5a, len);
+	return kernel_read(t->file, buf, len, &pos);
+}
+
 static int filemap_nolock_test_init(struct kunit *test)
 {
 	const char * const *fs = test->param_value;
@@ -122,22 +128,27 @@ static int filemap_nolock_test_init(struct kunit *test)
 	if (IS_ERR(t->folio))
 		goto put;
 	/*
-	 * As hot reads leave it: as accessed as the LRU records, with
-	 * PG_rcu_free. The drains take it out of the per-CPU LRU batches, which
-	 * hold references: the tests compare reference counts.
+	 * Hot, as reads leave it: reads until the read path finds the folio as
+	 * accessed as the LRU records and sets PG_rcu_free (on ramfs, an
+	 * unevictable folio). Each read starts where the last one did not end,
+	 * so that it marks the folio accessed. The drains take it out of the
+	 * per-CPU LRU batches, which hold references: the tests compare
+	 * reference counts.
 	 */
-	for (i = 0; i < 8 && !filemap_nolock_hot(t->folio); i++) {
+	for (i = 0; i < 8 && !folio_test_rcu_free(t->folio); i++) {
 		lru_add_drain_all();
-		folio_mark_accessed(t->folio);
+		t->file->f_ra.prev_pos = -1;
+		if (fnk_read(t, buf, 16, 0) != 16)
+			break;
 	}
 	lru_add_drain_all();
-	if (!filemap_nolock_hot(t->folio)) {
-		kunit_err(test, "the folio did not get hot\n");
+	if (!folio_test_rcu_free(t->folio) || !filemap_nolock_hot(t->folio)) {
+		kunit_err(test, "reads did not make the folio hot: flags %#lx\n",
+			  t->folio->flags.f);
 		folio_put(t->folio);
 		fnk_put_file(t);
 		return -EAGAIN;
 	}
-	folio_set_rcu_free(t->folio);
 
 	test->priv = t;
 	kunit_activate_static_stub(test, filemap_read_nolock_window,
@@ -159,12 +170,6 @@ static void filemap_nolock_test_exit(struct kunit *test)
 }
 
 /* Reads @len bytes at @pos; returns what read returned. */
-static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, loff_t pos)
-{
-	memset(buf, 0x5a, len);
-	return kernel_read(t->file, buf, len, &pos);
-}
-
 static bool fnk_is_pattern(const char *buf, size_t len, loff_t pos)
 {
 	size_t i;
@@ -489,6 +494,48 @@ static void filemap_nolock_waiting_page_memory_failure(struct kunit *test)
 }
 #endif
 
+#if defined(CONFIG_MEMORY_ISOLATION) && defined(CONFIG_MEMORY_FAILURE)
+/*
+ * A poisoned order-0 page that waits for a grace period is still linked on
+ * a deferred free list: memory offline, which takes a poisoned page for
+ * isolated whatever its refcount, must not pass it, or it would poison the
+ * struct page of a list entry. A real memory failure sets PG_hwpoison
+ * before it frees the waiting pages (get_any_page()), so a page can be in
+ * that state. Here the folio is held frozen at a zero refcount with the
+ * flag, which folio_rcu_free_waiting() cannot tell from one that waits, and
+ * which stays put for the test; it is allocated movable, so that its
+ * pageblock can be isolated (ZONE_MOVABLE, where there is one).
+ */
+static void filemap_nolock_poisoned_waiting_page_not_offline(struct kunit *test)
+{
+	unsigned long pfn, start;
+	struct folio *folio;
+	int isolated, ret = 0;
+
+	folio = folio_alloc(GFP_HIGHUSER_MOVABLE, 0);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	pfn = folio_pfn(folio);
+	start = ALIGN_DOWN(pfn, pageblock_nr_pages);
+	folio_set_rcu_free(folio);
+	KUNIT_ASSERT_TRUE(test, folio_ref_freeze(folio, 1));
+	SetPageHWPoison(&folio->page);
+	isolated = start_isolate_page_range(start, start + pageblock_nr_pages,
+					    PB_ISOLATE_MODE_MEM_OFFLINE);
+	if (!isolated) {
+		ret = test_pages_isolated(pfn, pfn + 1, PB_ISOLATE_MODE_MEM_OFFLINE);
+		undo_isolate_page_range(start, start + pageblock_nr_pages);
+	}
+	ClearPageHWPoison(&folio->page);
+	folio_ref_unfreeze(folio, 1);
+	folio_clear_rcu_free(folio);
+	folio_put(folio);
+	if (isolated)
+		kunit_skip(test, "the pageblock of PFN %#lx could not be isolated: %d",
+			   pfn, isolated);
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+}
+#endif
+
 static struct kunit_case filemap_nolock_free_test_cases[] = {
 #ifdef CONFIG_MEMORY_ISOLATION
 	KUNIT_CASE_PARAM(filemap_nolock_waiting_folio_is_movable,
@@ -497,6 +544,9 @@ static struct kunit_case filemap_nolock_free_test_cases[] = {
 #ifdef CONFIG_MEMORY_FAILURE
 	KUNIT_CASE(filemap_nolock_waiting_page_soft_offline),
 	KUNIT_CASE(filemap_nolock_waiting_page_memory_failure),
+#endif
+#if defined(CONFIG_MEMORY_ISOLATION) && defined(CONFIG_MEMORY_FAILURE)
+	KUNIT_CASE(filemap_nolock_poisoned_waiting_page_not_offline),
 #endif
 	{}
 };

@@ -384,9 +384,12 @@ mod tests {
     /// run on machines whose nodes are numbered from 0 without holes).
     fn nr_online_nodes() -> u32 {
         #[cfg(CONFIG_NUMA)]
-        // SAFETY: Reads a counter of online nodes.
+        // SAFETY: A global that lives for ever, aligned. Memory hotplug stores to it with plain
+        // stores, which no node going online or offline during the test makes race with this
+        // load; atomic, it cannot race with another load.
         unsafe {
-            bindings::nr_online_nodes
+            crate::sync::atomic::Atomic::from_ptr(&raw mut bindings::nr_online_nodes)
+                .load(crate::sync::atomic::Relaxed)
         }
 
         // A macro, `1U`, without NUMA.
