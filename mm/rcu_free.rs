@@ -657,8 +657,14 @@ mod tests {
         let raw = folio.as_raw();
         // SAFETY: No requirements.
         unsafe { bindings::start_poll_synchronize_rcu() };
-        put(folio);
-        assert!(waits(raw));
+        let waiting = {
+            // Holds off a drain elsewhere (the allocator's, alloc_contig_range()'s) until the
+            // folio has been looked for.
+            let _rcu = rcu::read_lock();
+            put(folio);
+            waits(raw)
+        };
+        assert!(waiting);
         // SAFETY: A KUnit test runs in process context, outside `rcu_read_lock()`.
         unsafe { rcu_free_drain_all(true) };
         assert!(!waits(raw));

@@ -223,10 +223,6 @@ append="console=ttyS0 loglevel=5 panic=-1 no5lvl log_buf_len=4M series.mode=$MOD
 # A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
 # has one (CONFIG_DMA_CMA).
 grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"
-# A ZONE_MOVABLE of 256M, whose memory blocks rcu_free_test takes offline and
-# online (memory offline against soft offline of a waiting page), where the
-# kernel can offline memory (CONFIG_MEMORY_HOTREMOVE).
-grep -qx 'CONFIG_MEMORY_HOTREMOVE=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" movablecore=256M"
 echo "$([ "$arch" = x86_64 ] || echo "arch=$arch ")accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE$([ -z "$PLUGIN" ] || echo " plugin=$PLUGIN")" >"$run/guest.txt"
 step "boot: accelerator $accel ($why)"
 step "boot: $CONFIG kernel, $MODE, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"

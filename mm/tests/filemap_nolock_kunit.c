@@ -16,6 +16,7 @@
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/file.h>
+#include <linux/kthread.h>
 #include <linux/mount.h>
 #include <linux/page-isolation.h>
 #include <linux/ramfs.h>
@@ -141,6 +142,8 @@ static int filemap_nolock_test_init(struct kunit *test)
 		if (fnk_read(t, buf, 16, 0) != 16)
 			break;
 	}
+	/* The tests' first read marks the folio accessed again. */
+	t->file->f_ra.prev_pos = -1;
 	lru_add_drain_all();
 	if (!folio_test_rcu_free(t->folio) || !filemap_nolock_hot(t->folio)) {
 		kunit_err(test, "reads did not make the folio hot: flags %#lx\n",
@@ -165,7 +168,8 @@ static void filemap_nolock_test_exit(struct kunit *test)
 	struct filemap_nolock_test *t = test->priv;
 
 	kunit_deactivate_static_stub(test, filemap_read_nolock_window);
-	folio_put(t->folio);
+	if (t->folio)
+		folio_put(t->folio);
 	fnk_put_file(t);
 }
 
@@ -221,8 +225,6 @@ static void filemap_nolock_read_aged(struct kunit *test)
 	struct filemap_nolock_test *t = test->priv;
 	char buf[16];
 
-	if (lru_gen_enabled() && folio_test_unevictable(t->folio))
-		kunit_skip(test, "MGLRU records no access to an unevictable folio");
 	folio_clear_referenced(t->folio);
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
@@ -340,6 +342,82 @@ static void filemap_nolock_switch_off(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
 }
 
+#ifdef CONFIG_MEMORY_FAILURE
+struct fnk_soft_offline {
+	unsigned long pfn;
+	int ret;
+	struct completion done;
+};
+
+static int fnk_soft_offline_fn(void *arg)
+{
+	struct fnk_soft_offline *so = arg;
+
+	so->ret = soft_offline_page(so->pfn, 0);
+	complete(&so->done);
+	return 0;
+}
+
+/*
+ * Soft offline of a hot folio migrates it, then waits for a grace period (a
+ * lockless reader may still copy from the old folio) before it sets
+ * PG_hwpoison: memory offline takes a poisoned page for isolated whatever
+ * its refcount, and must not complete while soft offline still holds the
+ * page and sleeps. Here a reader holds rcu_read_lock() while soft offline
+ * runs in a kthread: once the folio has left the page cache, it must stay
+ * flagged and unpoisoned for as long as the reader holds on. With the flag
+ * set before the wait, the reader sees PG_hwpoison at once.
+ */
+static void filemap_nolock_soft_offline_waits_unpoisoned(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	struct address_space *mapping = t->file->f_mapping;
+	struct folio *folio = t->folio;
+	struct fnk_soft_offline so = { .pfn = folio_pfn(folio) };
+	bool left = false, poisoned = false, flagged;
+	struct task_struct *task;
+	int i, ret;
+
+	if (t->mnt)
+		kunit_skip(test, "soft offline cannot migrate a ramfs folio");
+	init_completion(&so.done);
+	task = kthread_create(fnk_soft_offline_fn, &so, "fnk_soft_offline");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	/* The page cache's reference alone: soft offline can migrate the folio. */
+	t->folio = NULL;
+	folio_put(folio);
+
+	rcu_read_lock();
+	wake_up_process(task);
+	/* Up to a second for the migration, then 100 ms of soft offline waiting. */
+	for (i = 0; i < 1000 && !left; i++) {
+		left = xa_load(&mapping->i_pages, 0) != folio;
+		if (!left)
+			udelay(1000);
+	}
+	for (i = 0; left && i < 100 && !poisoned; i++) {
+		poisoned = PageHWPoison(&folio->page);
+		udelay(1000);
+	}
+	flagged = test_bit(PG_rcu_free, &folio->flags.f);
+	rcu_read_unlock();
+	wait_for_completion(&so.done);
+
+	if (!so.ret) {
+		ret = unpoison_memory(so.pfn);
+		if (ret != -EOPNOTSUPP)
+			KUNIT_EXPECT_EQ(test, ret, 0);
+	}
+	if (so.ret == -EOPNOTSUPP)
+		kunit_skip(test, "soft offline is disabled");
+	KUNIT_EXPECT_EQ(test, so.ret, 0);
+	if (!left)
+		kunit_skip(test, "the folio did not leave the page cache within a second");
+	KUNIT_EXPECT_FALSE(test, poisoned);
+	KUNIT_EXPECT_TRUE(test, flagged);
+}
+#endif
+
 static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_read_hit, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_unflagged, filemap_nolock_fs_gen_params),
@@ -350,6 +428,10 @@ static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_race_shrunk, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_not_uptodate, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_switch_off, filemap_nolock_fs_gen_params),
+#ifdef CONFIG_MEMORY_FAILURE
+	KUNIT_CASE_PARAM(filemap_nolock_soft_offline_waits_unpoisoned,
+			 filemap_nolock_fs_gen_params),
+#endif
 	{}
 };
 
@@ -508,30 +590,39 @@ static void filemap_nolock_waiting_page_memory_failure(struct kunit *test)
  */
 static void filemap_nolock_poisoned_waiting_page_not_offline(struct kunit *test)
 {
-	unsigned long pfn, start;
-	struct folio *folio;
-	int isolated, ret = 0;
+	unsigned long pfn = 0, start = 0;
+	struct folio *folio = NULL, *tried[16];
+	int isolated = -EBUSY, ret = 0, n;
 
-	folio = folio_alloc(GFP_HIGHUSER_MOVABLE, 0);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-	pfn = folio_pfn(folio);
-	start = ALIGN_DOWN(pfn, pageblock_nr_pages);
-	folio_set_rcu_free(folio);
-	KUNIT_ASSERT_TRUE(test, folio_ref_freeze(folio, 1));
-	SetPageHWPoison(&folio->page);
-	isolated = start_isolate_page_range(start, start + pageblock_nr_pages,
-					    PB_ISOLATE_MODE_MEM_OFFLINE);
-	if (!isolated) {
-		ret = test_pages_isolated(pfn, pfn + 1, PB_ISOLATE_MODE_MEM_OFFLINE);
-		undo_isolate_page_range(start, start + pageblock_nr_pages);
+	/* A folio whose pageblock can be isolated: the others' may not be. */
+	for (n = 0; n < ARRAY_SIZE(tried) && isolated; n++) {
+		folio = folio_alloc(GFP_HIGHUSER_MOVABLE, 0);
+		if (!folio)
+			break;
+		tried[n] = folio;
+		pfn = folio_pfn(folio);
+		start = ALIGN_DOWN(pfn, pageblock_nr_pages);
+		folio_set_rcu_free(folio);
+		if (!folio_ref_freeze(folio, 1)) {
+			folio_clear_rcu_free(folio);
+			continue;
+		}
+		SetPageHWPoison(&folio->page);
+		isolated = start_isolate_page_range(start, start + pageblock_nr_pages,
+						    PB_ISOLATE_MODE_MEM_OFFLINE);
+		if (!isolated) {
+			ret = test_pages_isolated(pfn, pfn + 1, PB_ISOLATE_MODE_MEM_OFFLINE);
+			undo_isolate_page_range(start, start + pageblock_nr_pages);
+		}
+		ClearPageHWPoison(&folio->page);
+		folio_ref_unfreeze(folio, 1);
+		folio_clear_rcu_free(folio);
 	}
-	ClearPageHWPoison(&folio->page);
-	folio_ref_unfreeze(folio, 1);
-	folio_clear_rcu_free(folio);
-	folio_put(folio);
+	while (n--)
+		folio_put(tried[n]);
 	if (isolated)
-		kunit_skip(test, "the pageblock of PFN %#lx could not be isolated: %d",
-			   pfn, isolated);
+		kunit_skip(test, "no pageblock of a movable folio could be isolated: %d",
+			   isolated);
 	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
 }
 #endif

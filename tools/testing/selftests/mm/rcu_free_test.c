@@ -32,14 +32,11 @@
  *   that many times (default 1). It is skipped when no page cache could be
  *   steered into the CMA area.
  *
- * - hot reads of an mlocked (unevictable) part of the file go without a
- *   reference (/sys/kernel/debug/filemap/lockless_reads_copied);
- * - with -o (and -c <dir>): memory offline of the block that holds a hot
- *   page, while soft offline of that page waits for its grace period,
- *   neither completes on the page's struct page early nor oopses (see
- *   offline_race()). It leaves that memory block offline.
+ * - hot reads of an mlocked (unevictable) part of the file, one the
+ *   readers never read, go without a reference
+ *   (/sys/kernel/debug/filemap/lockless_reads_copied).
  *
- * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds] [-o]
+ * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds]
  *                      <file or block device>
  */
 #define _GNU_SOURCE
@@ -71,7 +68,7 @@
 #define MADV_SOFT_OFFLINE	101
 #endif
 
-#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds] [-o] " \
+#define USAGE		"usage: %s [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds] " \
 			"<file|blockdev>\n"
 #define CMA_FILE_SIZE	(32UL << 20)
 #define READ_SPAN	(64UL << 20)	/* the part of the file the readers read */
@@ -83,7 +80,6 @@ static int nr_threads = 4;
 static int duration = 10;
 static long hog_mib;
 static int cma_rounds = 1;
-static bool offline;
 static atomic_bool stop;
 
 static long read_vmstat(const char *name)
@@ -743,17 +739,20 @@ static void lru_drain(void)
  * An mlocked file is unevictable: folio_mark_accessed() never activates its
  * folios, and reads keep coming back to them. Referenced and unevictable,
  * a folio is as accessed as the LRU records: hot reads of it get PG_rcu_free
- * and then go without a reference, as those of an active folio do. Checks
- * that the folio is unevictable (/proc/kpageflags) and that almost every
- * read of MLOCK_READS was copied without a reference.
+ * and then go without a reference, as those of an active folio do. On a part
+ * of the file the readers never read (dropped first, so that nothing of an
+ * earlier life counts), checks that every page is unevictable
+ * (/proc/kpageflags) and that almost every read of MLOCK_READS was copied
+ * without a reference. Nothing else reads meanwhile.
  */
 static void mlocked_reads(void)
 {
 	const char *name = "hot reads of an mlocked file";
-	long copied;
-	char buf[16];
+	const off_t base = 2 * READ_SPAN;
 	uint64_t flags;
 	int fd, pm, kpf, i;
+	char buf[16];
+	long copied;
 	void *p;
 
 	if (access(NOLOCK_COPIED, R_OK)) {
@@ -763,7 +762,14 @@ static void mlocked_reads(void)
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		ksft_exit_fail_perror(path);
-	p = mmap(NULL, MLOCK_PAGES * STRIDE, PROT_READ, MAP_SHARED, fd, 0);
+	if (lseek(fd, 0, SEEK_END) < base + (off_t)(MLOCK_PAGES * STRIDE)) {
+		ksft_test_result_skip("%s: %s is shorter than %ld MiB\n", name, path,
+				      (long)((base + MLOCK_PAGES * STRIDE) >> 20));
+		close(fd);
+		return;
+	}
+	posix_fadvise(fd, base, MLOCK_PAGES * STRIDE, POSIX_FADV_DONTNEED);
+	p = mmap(NULL, MLOCK_PAGES * STRIDE, PROT_READ, MAP_SHARED, fd, base);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
 	if (mlock(p, MLOCK_PAGES * STRIDE)) {
@@ -776,20 +782,25 @@ static void mlocked_reads(void)
 	kpf = open("/proc/kpageflags", O_RDONLY);
 	if (pm < 0 || kpf < 0)
 		ksft_exit_fail_perror("pagemap/kpageflags");
-	if (pread(kpf, &flags, sizeof(flags), pagemap_get_pfn(pm, p) * sizeof(flags)) !=
-	    sizeof(flags))
-		ksft_exit_fail_perror("kpageflags");
+	for (i = 0; i < MLOCK_PAGES; i++) {
+		unsigned long pfn = pagemap_get_pfn(pm, (char *)p + i * STRIDE);
+
+		if (pread(kpf, &flags, sizeof(flags), pfn * sizeof(flags)) != sizeof(flags))
+			ksft_exit_fail_perror("kpageflags");
+		if (!(flags & (1ULL << KPF_UNEVICTABLE_BIT)))
+			break;
+	}
 	close(pm);
 	close(kpf);
-	if (!(flags & (1ULL << KPF_UNEVICTABLE_BIT))) {
-		ksft_test_result_fail("%s: the mlocked folio is not unevictable (flags %#llx)\n",
-				      name, (unsigned long long)flags);
+	if (i < MLOCK_PAGES) {
+		ksft_test_result_fail("%s: mlocked page %d is not unevictable (flags %#llx)\n",
+				      name, i, (unsigned long long)flags);
 		goto out;
 	}
-	make_hot(fd, 0);
+	make_hot(fd, base);
 	copied = read_long(NOLOCK_COPIED);
 	for (i = 0; i < MLOCK_READS; i++)
-		if (pread(fd, buf, sizeof(buf), (i % MLOCK_PAGES) * STRIDE) != sizeof(buf))
+		if (pread(fd, buf, sizeof(buf), base + (i % MLOCK_PAGES) * STRIDE) != sizeof(buf))
 			ksft_exit_fail_perror("pread");
 	copied = read_long(NOLOCK_COPIED) - copied;
 	ksft_test_result(copied * 10 >= MLOCK_READS * 9,
@@ -797,211 +808,6 @@ static void mlocked_reads(void)
 out:
 	munmap(p, MLOCK_PAGES * STRIDE);
 	close(fd);
-}
-
-#define MEMORY_DIR	"/sys/devices/system/memory"
-#define RCU_HOLD	"/sys/kernel/debug/rcu_hold_ms"
-#define HOLD_MS		5000
-#define OFFLINE_PAGES	64
-
-struct soft_offline {
-	void *p;
-	int ret;
-	double secs;
-};
-
-static void *soft_offline_thread(void *arg)
-{
-	struct soft_offline *so = arg;
-	double t0 = now();
-
-	so->ret = madvise(so->p, STRIDE, MADV_SOFT_OFFLINE) ? errno : 0;
-	so->secs = now() - t0;
-	return NULL;
-}
-
-static void *rcu_hold_thread(void *unused __always_unused)
-{
-	int ret = write_long(RCU_HOLD, HOLD_MS);
-
-	if (ret)
-		ksft_print_msg("%s: %s\n", RCU_HOLD, strerror(-ret));
-	return NULL;
-}
-
-/*
- * Writes @state to memory block @blk's state file, in a child that an alarm
- * kills after @secs (a fatal signal ends memory offline); returns 0, an
- * errno, or ETIMEDOUT.
- */
-static int set_block_state(long blk, const char *state, int secs)
-{
-	char file[96];
-	int status;
-	pid_t pid;
-
-	snprintf(file, sizeof(file), MEMORY_DIR "/memory%ld/state", blk);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_perror("fork");
-	if (!pid) {
-		int fd = open(file, O_WRONLY);
-
-		alarm(secs);
-		if (fd < 0)
-			_exit(errno);
-		_exit(write(fd, state, strlen(state)) == (ssize_t)strlen(state) ? 0 : errno);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		ksft_exit_fail_perror("waitpid");
-	return WIFSIGNALED(status) ? ETIMEDOUT : WEXITSTATUS(status);
-}
-
-/* Whether memory block @blk is online in ZONE_MOVABLE. */
-static bool block_movable(long blk)
-{
-	char file[96], zones[64] = "";
-	FILE *f;
-
-	snprintf(file, sizeof(file), MEMORY_DIR "/memory%ld/valid_zones", blk);
-	f = fopen(file, "r");
-	if (!f)
-		return false;
-	if (!fgets(zones, sizeof(zones), f))
-		zones[0] = '\0';
-	fclose(f);
-	return !strncmp(zones, "Movable", 7);
-}
-
-/*
- * Memory offline of the block that holds a hot page, while soft offline of
- * that page waits for its grace period. Soft offline migrates the page away,
- * waits for a grace period (no lockless reader may still copy from it),
- * clears PG_rcu_free and only then sets PG_hwpoison: memory offline takes a
- * poisoned page for isolated whatever its refcount, so until the flag is
- * set, the reference soft offline holds keeps offline waiting. Set before
- * the wait, the flag let offline complete while soft offline slept, which
- * then put its reference on the struct page of offline memory (poisoned by
- * CONFIG_DEBUG_VM: an oops in the kernel log, and this test hangs).
- *
- * The rcu_hold module holds a grace period open for HOLD_MS, so that the
- * offline runs inside soft offline's wait; without it the window is one
- * grace period. Before the race, drop_caches frees the block's other page
- * cache, so that the offline migrates no flagged folio whose free would
- * make it wait for the same grace period. One round, as the block cannot
- * come back: a block with a poisoned page stays offline (-EHWPOISON).
- * Needs memory offline (a ZONE_MOVABLE block: movablecore=) and -c <dir>
- * for the file, whose page cache is movable (a block device's is not).
- */
-static void offline_race(void)
-{
-	const char *name = "memory offline during soft offline of a hot page";
-	bool hold = !access(RCU_HOLD, W_OK);
-	pthread_t hold_thread, so_thread;
-	struct soft_offline so = { 0 };
-	char file[PATH_MAX], buf[STRIDE];
-	long bs, blk = -1, pfn = 0, i;
-	int fd, other, pm, ret;
-	void *p = MAP_FAILED;
-	double t0, t_off;
-
-	if (!cma_dir) {
-		ksft_test_result_skip("%s: no -c <dir>\n", name);
-		return;
-	}
-	if (access(MEMORY_DIR "/block_size_bytes", R_OK) || access(UNPOISON_PFN, W_OK)) {
-		ksft_test_result_skip("%s: no memory offline or no %s\n", name, UNPOISON_PFN);
-		return;
-	}
-	{
-		FILE *f = fopen(MEMORY_DIR "/block_size_bytes", "r");
-
-		if (!f || fscanf(f, "%lx", &bs) != 1)
-			ksft_exit_fail_msg("block_size_bytes\n");
-		fclose(f);
-	}
-	snprintf(file, sizeof(file), "%s/rcu_free_test.offline", cma_dir);
-	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	other = open(path, O_RDONLY);
-	pm = open("/proc/self/pagemap", O_RDONLY);
-	if (fd < 0 || other < 0 || pm < 0)
-		ksft_exit_fail_perror(file);
-	memset(buf, 0x5a, sizeof(buf));
-	for (i = 0; i < OFFLINE_PAGES; i++)
-		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
-			ksft_exit_fail_perror(file);
-	if (fsync(fd))
-		ksft_exit_fail_perror("fsync");
-
-	/* A hot page of the file in a movable block. */
-	for (i = 0; i < OFFLINE_PAGES && blk < 0; i++) {
-		int round, k;
-
-		/* Hot: every read of it follows 63 of the other file's pages. */
-		for (round = 0; round < 8; round++) {
-			if (pread(fd, buf, 16, i * STRIDE) < 0)
-				ksft_exit_fail_perror("pread");
-			for (k = 1; k < 64; k++)
-				if (pread(other, buf, 16, k * STRIDE) < 0)
-					ksft_exit_fail_perror("pread");
-		}
-		p = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, fd, i * STRIDE);
-		if (p == MAP_FAILED)
-			ksft_exit_fail_perror("mmap");
-		FORCE_READ(*(char *)p);
-		pfn = pagemap_get_pfn(pm, p);
-		if (pfn && block_movable(pfn * STRIDE / bs))
-			blk = pfn * STRIDE / bs;
-		else
-			munmap(p, STRIDE);
-	}
-	if (blk < 0) {
-		ksft_test_result_skip("%s: no page of %s in a movable memory block\n", name, file);
-		goto out;
-	}
-	/* The page stays, mapped; the rest of the clean page cache goes. */
-	lru_drain();
-	t0 = now();
-	while (nr_free_rcu_pages() && now() - t0 < 5.0)
-		usleep(10000);
-
-	if (hold && pthread_create(&hold_thread, NULL, rcu_hold_thread, NULL))
-		ksft_exit_fail_msg("pthread_create\n");
-	usleep(20000);
-	so.p = p;
-	if (pthread_create(&so_thread, NULL, soft_offline_thread, &so))
-		ksft_exit_fail_msg("pthread_create\n");
-	/* Soft offline has migrated the page and waits for the grace period. */
-	usleep(hold ? 500000 : 0);
-	t0 = now();
-	ret = set_block_state(blk, "offline", 60);
-	t_off = now() - t0;
-	pthread_join(so_thread, NULL);
-	if (hold)
-		pthread_join(hold_thread, NULL);
-	ksft_print_msg("PFN %#lx, block %ld: soft offline %s after %.2f s, offline %s after %.2f s%s\n",
-		       pfn, blk, so.ret ? strerror(so.ret) : "done", so.secs,
-		       ret ? strerror(ret) : "done", t_off,
-		       hold ? "" : " (no rcu_hold module: the window is one grace period)");
-	if (so.ret == EINVAL || so.ret == EPERM) {
-		ksft_test_result_skip("%s: soft offline: %s\n", name, strerror(so.ret));
-	} else if (so.ret) {
-		ksft_test_result_fail("%s: soft offline: %s\n", name, strerror(so.ret));
-	} else if (ret) {
-		ksft_test_result_skip("%s: offline of block %ld: %s\n", name, blk, strerror(ret));
-	} else {
-		/* Poisoned, the page keeps its block offline. */
-		ret = set_block_state(blk, "online_movable", 30);
-		ksft_test_result(ret == EHWPOISON,
-				 "%s: block %ld offline, its online refused: %s\n", name, blk,
-				 ret ? strerror(ret) : "onlined");
-	}
-	munmap(p, STRIDE);
-out:
-	close(pm);
-	close(other);
-	close(fd);
-	unlink(file);
 }
 
 /* nr_free_rcu_pages with the per-CPU deltas folded in. */
@@ -1026,7 +832,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	long i;
 
-	while ((opt = getopt(argc, argv, "t:d:m:c:r:o")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:m:c:r:")) != -1) {
 		switch (opt) {
 		case 't':
 			nr_threads = atoi(optarg);
@@ -1042,9 +848,6 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			cma_rounds = atoi(optarg);
-			break;
-		case 'o':
-			offline = true;
 			break;
 		default:
 			fprintf(stderr, USAGE, argv[0]);
@@ -1063,7 +866,7 @@ int main(int argc, char **argv)
 	expedited = read_vmstat("rcu_free_expedited");
 	if (deferred < 0)
 		ksft_exit_skip("no rcu_free_deferred in /proc/vmstat (CONFIG_PAGE_RCU_FREE off)\n");
-	ksft_set_plan(7 + cma_rounds + offline);
+	ksft_set_plan(7 + cma_rounds);
 
 	/* Most of what is available: reclaim has to free page cache, flagged folios too. */
 	if (!hog_mib)
@@ -1122,9 +925,6 @@ int main(int argc, char **argv)
 	for (i = 1; i <= cma_rounds; i++)
 		cma_test(i);
 	mlocked_reads();
-	/* Last: it leaves a memory block offline. */
-	if (offline)
-		offline_race();
 
 	ksft_finished();
 }
