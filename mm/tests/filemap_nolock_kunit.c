@@ -15,6 +15,7 @@
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/kthread.h>
 #include <linux/mount.h>
@@ -167,6 +168,9 @@ static void filemap_nolock_test_exit(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
 
+	/* Nothing to undo after a failed init. */
+	if (!t)
+		return;
 	kunit_deactivate_static_stub(test, filemap_read_nolock_window);
 	if (t->folio)
 		folio_put(t->folio);
