@@ -86,8 +86,9 @@ def examples(path):
             body.append(d.group("text") if d else "")
             i += 1
         i += 1
-        # rustdoc's hidden lines ("# ...") are part of the code.
-        code = "\n".join(re.sub(r"^# ?", "", line) for line in body)
+        # rustdoc's hidden lines ("# code", or a bare "#") are part of the
+        # code; "#[attr]" and "#![attr]" are code as they are.
+        code = "\n".join(re.sub(r"^#( |$)", "", line) for line in body)
         errors = ERROR.findall(code)
         yield start, code, errors[0] if errors else None
 
