@@ -94,6 +94,7 @@ static void fnk_put_file(struct filemap_nolock_test *t)
 		kern_unmount(t->mnt);
 }
 
+/* Reads @len bytes at @pos; returns what read returned. */
 static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, loff_t pos)
 {
 	memset(buf, 0x5a, len);
@@ -177,7 +178,6 @@ static void filemap_nolock_test_exit(struct kunit *test)
 	fnk_put_file(t);
 }
 
-/* Reads @len bytes at @pos; returns what read returned. */
 static bool fnk_is_pattern(const char *buf, size_t len, loff_t pos)
 {
 	size_t i;
