@@ -185,21 +185,15 @@ impl PcpGuard {
         if self.closed().is_empty() || !self.closed_done() {
             return 0;
         }
-        let mut taken = 0;
-        while batch.space() > 0 {
-            let Some(folio) = self.closed().pop_front() else {
-                break;
-            };
-            // SAFETY: The folio was on `closed`, it is ours now, and its reference count is zero
-            // for good: nothing frees it but us, after the batch is done with.
-            if unsafe { batch.push(folio) }.is_err() {
-                // Not reached: the batch has space. Put the folio back rather than lose it.
-                // SAFETY: The folio is ours and off every list.
-                unsafe { self.closed().push_tail(folio) };
-                break;
-            }
-            taken += folio.nr_pages() as c_ulong;
-        }
+        let start = batch.len();
+        // The folios stay ours in the batch, at a reference count of zero for good: nothing
+        // frees them but us, after the batch is done with.
+        self.closed().move_to_batch(batch);
+        let taken: c_ulong = batch
+            .iter()
+            .skip(start)
+            .map(|folio| folio.nr_pages() as c_ulong)
+            .sum();
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { (*self.pcp).nr_pages -= taken };
         taken
@@ -293,7 +287,7 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         unsafe { guard.add(folio) };
         // SAFETY: `folio` is valid (we own it, it is not freed before we unlock).
         let short = guard.nr_pages() >= EXPEDITE_PAGES
-            && (unsafe { bindings::rcu_free_memory_short(folio.as_raw()) } || knob::force_short());
+            && unsafe { bindings::rcu_free_memory_short(folio.as_raw()) };
         (guard.pcp, short)
     };
     // From here on a drain on another CPU may free the folio: it is not touched again.
@@ -364,14 +358,13 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
-/// period. With `sync`, it also waits for the work items that are freeing folios they took, so
-/// that all that waited is free when it returns: for the allocator before OOM and for callers
+/// period. It also waits for the work items that are freeing folios they took, so that all that
+/// waited is free when it returns: for the allocator before OOM and for callers
 /// about to test that pages are free (isolation, memory offline, memory failure). It does not
 /// wait for a grace period when none waits. Drains run one at a time ([`DrainLock`]).
 ///
 /// Returns the number of pages it freed itself or, if it freed none, 1 when it waited for a work
-/// that was freeing a batch or when a synchronous drain began and ended while it waited for the
-/// lock. A hint: zero does not prove that nothing was freed for the caller (a drain that ended
+/// that was freeing a batch or when a drain began and ended while it waited for the lock. A hint: zero does not prove that nothing was freed for the caller (a drain that ended
 /// between what the caller saw and its call freed it), so the callers look again whatever it
 /// returns.
 ///
@@ -383,26 +376,23 @@ static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
 /// Process context that may sleep, outside `rcu_read_lock()`, not one of this module's works and
 /// not inside a drain (the lock is not recursive).
 #[export]
-pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
+pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     // What the caller saw (a range busy, an allocation failed) is ordered before the sample:
     // pairs with the full barrier of the increment below.
     smp_mb(Full);
     let arrived = DRAIN_GEN.load(Relaxed);
-    // SAFETY: The caller guarantees a context that may sleep, outside the works and any drain.
-    let Some(_one_at_a_time) = (unsafe { DrainLock::lock() }) else {
+    let Some(_one_at_a_time) = DrainLock::lock() else {
         // A fatal signal: the caller is on its way out.
         return 0;
     };
     if DRAIN_GEN.load(Relaxed) != arrived {
-        // A synchronous drain began after the caller arrived and has ended: it closed every list
+        // A drain began after the caller arrived and has ended: it closed every list
         // that held what waited then, freed it and waited for the works. Look again.
         return 1;
     }
-    if sync {
-        // Ordered before the lists are closed: a caller that samples the new generation and
-        // later skips its drain relies on this one finding what waited when it sampled.
-        DRAIN_GEN.fetch_add(1, Full);
-    }
+    // Ordered before the lists are closed: a caller that samples the new generation and later
+    // skips its drain relies on this one finding what waited when it sampled.
+    DRAIN_GEN.fetch_add(1, Full);
     let mut waiting = false;
     for_each_pcp(|pcp| {
         // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
@@ -422,8 +412,7 @@ pub unsafe extern "C" fn rcu_free_drain_all(sync: bool) -> c_ulong {
     // The expedite work may also have closed a list again after we closed it, under a newer
     // cookie, so that `free_done()` above left it: it frees that list itself after its own
     // expedited grace period, and this waits for it too.
-    // SAFETY: The caller may sleep and is not one of the works.
-    if sync && unsafe { flush_works() } && freed == 0 {
+    if flush_works() && freed == 0 {
         freed = 1;
     }
     freed
@@ -445,13 +434,19 @@ impl DrainLock {
     /// Takes the lock, sleeping while another drain holds it; `None` if a fatal signal came
     /// first.
     ///
-    /// # Safety
+    /// # Context
     ///
-    /// Process context that may sleep, not one of this module's works, not holding the lock.
+    /// Process context that may sleep.
+    ///
+    /// # Deadlocks
+    ///
+    /// Not from one of this module's works (a drain waits for them under the lock), nor with the
+    /// lock held: it is not recursive.
     #[inline]
     #[must_use = "if unused, the drain lock is released at once"]
-    unsafe fn lock() -> Option<Self> {
-        // SAFETY: The caller guarantees a context that may sleep.
+    fn lock() -> Option<Self> {
+        // SAFETY: `mutex_lock_killable()` has no requirement on the context that memory safety
+        // depends on: a context that may not sleep is a bug that `might_sleep()` reports.
         if unsafe { bindings::rcu_free_drain_lock() } != 0 {
             return None;
         }
@@ -473,14 +468,17 @@ impl Drop for DrainLock {
 /// Waits for the works of every CPU that are running (or queued to run) to finish: what they
 /// took off their lists is freed when this returns. Returns whether it waited for any.
 ///
-/// # Safety
+/// # Context
 ///
-/// Process context that may sleep, not one of the works.
-unsafe fn flush_works() -> bool {
+/// Process context that may sleep.
+///
+/// # Deadlocks
+///
+/// Not from one of the works, which would wait for itself (`flush_work()` warns).
+fn flush_works() -> bool {
     let mut waited = false;
     for_each_pcp(|pcp| {
-        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot; the
-        // caller may sleep and is not one of these works.
+        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot.
         unsafe {
             waited |= bindings::flush_work(&raw mut (*pcp).rwork.work);
             waited |= bindings::flush_work(&raw mut (*pcp).expedite);
@@ -500,36 +498,14 @@ fn for_each_pcp(mut f: impl FnMut(*mut bindings::rcu_free_pcp)) {
     }
 }
 
-#[cfg(not(CONFIG_PAGE_RCU_FREE_KUNIT_TEST))]
-mod knob {
-    #[inline(always)]
-    pub(super) fn force_short() -> bool {
-        false
-    }
-}
-
 #[cfg(CONFIG_PAGE_RCU_FREE_KUNIT_TEST)]
-mod knob {
-    use kernel::sync::atomic::{AtomicFlag, Relaxed};
-
-    /// Makes every zone look short of memory to the expedite test.
-    pub(super) static FORCE_SHORT: AtomicFlag = AtomicFlag::new(false);
-
-    #[inline]
-    pub(super) fn force_short() -> bool {
-        FORCE_SHORT.load(Relaxed)
-    }
-}
-
-#[cfg(CONFIG_PAGE_RCU_FREE_KUNIT_TEST)]
-#[kunit_tests(mm_rcu_free_rust)]
+#[kunit_tests(rust_mm_rcu_free)]
 mod tests {
     use super::*;
     use kernel::{
         mm::folio::Referenced,
         sync::{
             aref::ARef,
-            atomic::Relaxed,
             rcu, //
         },
         time::{
@@ -597,11 +573,31 @@ mod tests {
 
     /// Waits up to ten seconds for the per-CPU works to free `folios`, including a batch a work
     /// has taken off its list and is still freeing. Returns whether they were freed.
+    /// Marks the running test skipped, with `why`: `kunit_mark_skipped()`.
+    fn skip(why: &core::ffi::CStr) {
+        // SAFETY: A KUnit test is running in this thread: `kunit_get_current_test()` returns it,
+        // and its status is the test thread's to write.
+        unsafe {
+            let test = bindings::kunit_get_current_test();
+            if test.is_null() {
+                return;
+            }
+            (*test).status = bindings::kunit_status_KUNIT_SKIPPED;
+            let comment = &mut (*test).status_comment;
+            let why = why.to_bytes();
+            let len = why.len().min(comment.len() - 1);
+            for (to, &from) in comment.iter_mut().zip(&why[..len]) {
+                *to = from as _;
+            }
+            comment[len] = 0;
+        }
+    }
+
     fn wait_freed(folios: &[*mut bindings::folio]) -> bool {
         for _ in 0..1000 {
             if !folios.iter().any(|&folio| waits(folio)) {
-                // SAFETY: A KUnit test runs in process context, not in one of the works.
-                unsafe { flush_works() };
+                // A KUnit test runs in process context, not in one of the works.
+                flush_works();
                 return true;
             }
             fsleep(Delta::from_millis(10));
@@ -666,7 +662,7 @@ mod tests {
         };
         assert!(waiting);
         // SAFETY: A KUnit test runs in process context, outside `rcu_read_lock()`.
-        unsafe { rcu_free_drain_all(true) };
+        unsafe { rcu_free_drain_all() };
         assert!(!waits(raw));
         Ok(())
     }
@@ -723,37 +719,51 @@ mod tests {
         };
         assert!(all_waiting);
         // SAFETY: A KUnit test may sleep.
-        unsafe { rcu_free_drain_all(true) };
+        unsafe { rcu_free_drain_all() };
         assert!(!raws.iter().any(|&raw| waits(raw)));
         Ok(())
     }
 
     #[test]
     fn expedites_when_memory_runs_short() -> Result {
-        let expedited = vm_event(bindings::vm_event_item_RCU_FREE_EXPEDITED);
         // One folio of EXPEDITE_PAGES pages crosses the threshold of the CPU it is freed on.
         let order = EXPEDITE_PAGES.trailing_zeros();
         if order > bindings::MAX_PAGE_ORDER {
-            // No such folio (a MAX_PAGE_ORDER set below 2 MiB): nothing to test.
+            skip(c"no folio of EXPEDITE_PAGES pages (MAX_PAGE_ORDER below 2 MiB)");
             return Ok(());
         }
-        let folio = alloc_flagged(order)?;
-        let raw = folio.as_raw();
-        knob::FORCE_SHORT.store(true, Relaxed);
-        put(folio);
-        knob::FORCE_SHORT.store(false, Relaxed);
-        // The expedite work frees it after an expedited grace period; the normal works would
-        // take two normal ones, which the flush does not wait for.
-        // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s, whose work is initialised.
-        for_each_pcp(|pcp| unsafe {
-            bindings::flush_work(&raw mut (*pcp).expedite);
-        });
-        assert!(!waits(raw));
-        assert!(event_grew(
-            bindings::vm_event_item_RCU_FREE_EXPEDITED,
-            expedited,
-            1
-        ));
+        // Every zone looks short of memory to the frees of this test's thread from now on.
+        // SAFETY: Called from a KUnit test.
+        unsafe { bindings::rcu_free_test_force_short() };
+        // Proof that the expedite freed the folio: it is free before any normal grace period
+        // ended since its free, which the normal works need at least one of (`queue_rcu_work()`).
+        // A normal grace period may end meanwhile all the same: then try again.
+        for _ in 0..5 {
+            let Ok(folio) = alloc_flagged(order) else {
+                skip(c"no folio of EXPEDITE_PAGES pages to allocate");
+                return Ok(());
+            };
+            let raw = folio.as_raw();
+            put(folio);
+            // SAFETY: No requirements.
+            let normal = unsafe { bindings::get_state_synchronize_rcu() };
+            // The expedite work frees it after an expedited grace period.
+            // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s, whose work is initialised.
+            for_each_pcp(|pcp| unsafe {
+                bindings::flush_work(&raw mut (*pcp).expedite);
+            });
+            let freed = !waits(raw);
+            // SAFETY: No requirements.
+            let normal_ended = unsafe { bindings::poll_state_synchronize_rcu(normal) };
+            if !normal_ended {
+                assert!(freed);
+                return Ok(());
+            }
+            if !wait_freed(&[raw]) {
+                return Err(ETIMEDOUT);
+            }
+        }
+        skip(c"a normal grace period ended before every check");
         Ok(())
     }
 }

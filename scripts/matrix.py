@@ -50,9 +50,10 @@ HUNK_FUNC = re.compile(r"^@@ [^@]* @@.*?\b(?P<name>[a-z_][a-z0-9_]*)\(")
 
 # The series' KUnit suites, by the option that builds them.
 SUITES = {
-    "RUST_MM_KUNIT_TEST": ["rust_mm_folio_batch", "rust_mm_list_lru", "rust_mm_lruvec"],
-    "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST": ["mm_deferred_split_rust"],
-    "PAGE_RCU_FREE_KUNIT_TEST": ["mm_rcu_free_rust"],
+    "RUST_MM_KUNIT_TEST": ["rust_mm_folio", "rust_mm_folio_batch", "rust_mm_folio_list",
+                           "rust_mm_list_lru", "rust_mm_lruvec"],
+    "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST": ["rust_mm_deferred_split"],
+    "PAGE_RCU_FREE_KUNIT_TEST": ["rust_mm_rcu_free"],
     "FILEMAP_NOLOCK_KUNIT_TEST": ["filemap_nolock"],
 }
 

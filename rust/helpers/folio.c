@@ -36,6 +36,16 @@ __rust_helper void rust_helper_folio_get(struct folio *folio)
 	folio_get(folio);
 }
 
+__rust_helper int rust_helper_folio_ref_inc_return(struct folio *folio)
+{
+	return folio_ref_inc_return(folio);
+}
+
+__rust_helper void rust_helper_folio_set_count(struct folio *folio, int v)
+{
+	folio_set_count(folio, v);
+}
+
 __rust_helper void rust_helper_folio_put(struct folio *folio)
 {
 	folio_put(folio);

@@ -32,13 +32,3 @@ __rust_helper struct folio *rust_helper_folio_list_pop(struct list_head *head)
 		list_del(&folio->lru);
 	return folio;
 }
-
-__rust_helper void rust_helper_list_splice_tail_init(struct list_head *list, struct list_head *head)
-{
-	list_splice_tail_init(list, head);
-}
-
-__rust_helper bool rust_helper_list_empty(const struct list_head *head)
-{
-	return list_empty(head);
-}

@@ -74,9 +74,3 @@ __rust_helper void rust_helper_lruvec_unlock_irq_enable(struct lruvec *lruvec)
 	spin_unlock_irq_enable(&lruvec->lru_lock);
 	rcu_read_unlock();
 }
-
-/* For the tests of the guards. */
-__rust_helper bool rust_helper_irqs_disabled(void)
-{
-	return irqs_disabled();
-}

@@ -348,7 +348,7 @@ fn run(case: &Case, rounds: u32, overhead: i64) -> Result {
             samples[variant as usize].push(ns, GFP_KERNEL)?;
             for folio in batch.iter() {
                 let queued = is_queued(folio);
-                if queued || folio.test_partially_mapped() {
+                if queued || folio.is_partially_mapped() {
                     let what = if queued { "queued" } else { "partially mapped" };
                     pr_err!("{}: {} left a folio {}\n", case.name, variant.name(), what);
                     return Err(EINVAL);
@@ -386,8 +386,8 @@ fn run_relock(rounds: u32, overhead: i64) -> Result {
     // SAFETY: `folios` is never frozen here.
     let batch = unsafe { folios.batch::<Referenced>() };
     let mut samples = sample_vecs(rounds)?;
-    // SAFETY: Module init holds no lruvec lock, and takes none but through this token.
-    let mut unlocked = unsafe { LruvecUnlocked::new() };
+    // Module init holds no lruvec lock, and takes none but through this token.
+    let mut unlocked = LruvecUnlocked::new();
     for round in 0..rounds {
         for variant in Variant::in_round(round) {
             let t = now();

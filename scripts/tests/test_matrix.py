@@ -62,8 +62,9 @@ def test_check_wanted():
 
 def test_expected_suites():
     c = matrix.parse_config(SERIES_CONFIG)
-    assert matrix.expected_suites(c) == ["rust_mm_folio_batch", "rust_mm_list_lru", "rust_mm_lruvec",
-                                         "mm_rcu_free_rust", "filemap_nolock"]
+    assert matrix.expected_suites(c) == ["rust_mm_folio", "rust_mm_folio_batch", "rust_mm_folio_list",
+                                         "rust_mm_list_lru", "rust_mm_lruvec",
+                                         "rust_mm_rcu_free", "filemap_nolock"]
     c["KUNIT"] = "n"
     assert matrix.expected_suites(c) == []
 
@@ -318,7 +319,7 @@ def test_record_missing_suite_and_no_kunit(tmp_path):
     cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\nCONFIG_KUNIT=y\nCONFIG_PAGE_RCU_FREE_KUNIT_TEST=y\n")
     run = guest_run(tmp_path, [suite("other")])
     rc, e = record(tmp_path, "--name", "x", "--config", str(cfg), "--run", str(run))
-    assert rc == 1 and "KUnit suite mm_rcu_free_rust did not run" in e["reasons"]
+    assert rc == 1 and "KUnit suite rust_mm_rcu_free did not run" in e["reasons"]
     # A configuration without KUnit: results.py's "(none)" is no failure.
     cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\n")
     run = guest_run(tmp_path, [suite("(none)", failed=1), suite("pagecache_read_stress-tmpfs", "kselftest")])

@@ -84,9 +84,9 @@ def make_run(tmp_path, *sections, console="", done=True):
     return run
 
 
-KUNIT_OK = section("kunit", "mm_deferred_split_rust", [
-    "KTAP version 1", "1..1", "    KTAP version 1", "    # Subtest: mm_deferred_split_rust",
-    "    1..1", "    ok 1 unqueue_every_order", "ok 1 mm_deferred_split_rust"])
+KUNIT_OK = section("kunit", "rust_mm_deferred_split", [
+    "KTAP version 1", "1..1", "    KTAP version 1", "    # Subtest: rust_mm_deferred_split",
+    "    1..1", "    ok 1 unqueue_every_order", "ok 1 rust_mm_deferred_split"])
 
 
 # Real runs: output unchanged, verdicts right.

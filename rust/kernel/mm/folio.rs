@@ -11,9 +11,21 @@
 //!   borrow. It is reference counted: [`ARef<Folio>`] owns a reference ([`Folio::alloc`] returns
 //!   one), and `&Folio` can be turned into one with `folio_get()`.
 //! - `Folio<Unreferenced>`: a folio whose reference count has reached zero, on its way to the
-//!   page allocator. Only its freeing path (or the owner of a [`FrozenFolio`]) can see it, so its
-//!   state can be read and changed without the races of a live folio; `folio_get()` on it would
-//!   be a bug, and it has no [`ARef`].
+//!   page allocator. Only its freeing path can see it, so its state can be read and changed
+//!   without the races of a live folio; `folio_get()` on it would be a bug, and it has no
+//!   [`ARef`]:
+//!
+//! ```ignore,compile_fail
+//! use kernel::{
+//!     mm::folio::{Folio, Unreferenced},
+//!     sync::aref::ARef, //
+//! };
+//!
+//! /// Would take a reference to a folio on its way to the page allocator.
+//! fn revive(folio: &Folio<Unreferenced>) -> ARef<Folio<Unreferenced>> {
+//!     ARef::from(folio) // error[E0277]: the trait bound `Folio<Unreferenced>: AlwaysRefCounted` is not satisfied
+//! }
+//! ```
 //!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
@@ -35,8 +47,6 @@ use crate::{
 };
 use core::{
     marker::PhantomData,
-    mem::ManuallyDrop,
-    ops::Deref,
     ptr::NonNull, //
 };
 
@@ -74,7 +84,7 @@ mod private {
 ///   change into another folio (by a split or a free) for the lifetime of every reference to
 ///   this value.
 /// - It is a folio in the page allocator's sense, not a slab or another memory descriptor that
-///   overlays `struct page` (7.3 allocates slabs frozen, at a reference count of zero, and their
+///   overlays `struct page` (slabs are allocated frozen, at a reference count of zero, and their
 ///   `memcg_data` is `obj_exts`): the memcg and lruvec queries rely on it in both states.
 /// - If `S` is [`Referenced`], its reference count is not zero for that lifetime: somebody holds
 ///   a reference that outlives the borrow.
@@ -93,19 +103,43 @@ unsafe impl Send for Folio<Referenced> {}
 // reads without a lock, or change the reference count atomically.
 unsafe impl Sync for Folio<Referenced> {}
 
+/// The reference count an overflowed one is set to, as `refcount_t` saturates (`REFCOUNT_SATURATED`,
+/// `INT_MIN / 2`): far from zero both ways, so that the folio leaks instead of being freed while
+/// it is still referenced.
+const REF_SATURATED: i32 = i32::MIN / 2;
+
 // SAFETY: By the type invariants, the reference count of a `Folio<Referenced>` is not zero, so
-// `folio_get()` is allowed and keeps the folio alive until the matching `folio_put()`.
+// taking a reference is allowed and keeps the folio alive until the matching `folio_put()`. An
+// increment that overflows the count saturates it, so that it never reaches zero.
 unsafe impl AlwaysRefCounted for Folio<Referenced> {
     #[inline]
     fn inc_ref(&self) {
+        // `folio_get()` checks for an overflow only with `CONFIG_DEBUG_VM`, but safe code can
+        // take any number of references (`mem::forget()` of `ARef` clones): check always, as
+        // `try_get_page()` does, by the sign of the count. One compare per reference taken.
         // SAFETY: By the type invariants, the folio is valid and its reference count not zero.
-        unsafe { bindings::folio_get(self.as_raw()) }
+        if unsafe { bindings::folio_ref_inc_return(self.as_raw()) } <= 0 {
+            self.saturate_ref();
+        }
     }
 
     #[inline]
     unsafe fn dec_ref(obj: NonNull<Self>) {
         // SAFETY: The caller owns a reference to the folio, which it gives up.
         unsafe { bindings::folio_put(obj.cast().as_ptr()) }
+    }
+}
+
+impl Folio<Referenced> {
+    /// Saturates a reference count that an increment overflowed (made negative): the folio is
+    /// leaked, never freed, as `refcount_t` does.
+    #[cold]
+    #[inline(never)]
+    fn saturate_ref(&self) {
+        // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
+        // lost to this store: the count stays far from zero either way.
+        unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
+        crate::pr_warn_once!("folio reference count overflow: the folio is leaked\n");
     }
 }
 
@@ -167,7 +201,7 @@ impl<S: RefState> Folio<S> {
 
     /// Returns whether the folio is made of more than one page.
     #[inline]
-    pub fn test_large(&self) -> bool {
+    pub fn is_large(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
         unsafe { bindings::folio_test_large(self.as_raw()) }
     }
@@ -176,19 +210,19 @@ impl<S: RefState> Folio<S> {
     /// such folios of order two or more have a deferred split list link. False for a folio of
     /// one page.
     #[inline]
-    pub fn test_large_rmappable(&self) -> bool {
+    pub fn is_large_rmappable(&self) -> bool {
         // SAFETY: The folio is large.
-        self.test_large() && unsafe { self.test_large_rmappable_unchecked() }
+        self.is_large() && unsafe { self.is_large_rmappable_unchecked() }
     }
 
-    /// [`Folio::test_large_rmappable`] without the test that the folio is large.
+    /// [`Folio::is_large_rmappable`] without the test that the folio is large.
     ///
     /// # Safety
     ///
     /// The folio must be large: the flag is in its second page, which a folio of one page does
     /// not have (its `page[1]` is another folio's memory).
     #[inline]
-    pub unsafe fn test_large_rmappable_unchecked(&self) -> bool {
+    pub unsafe fn is_large_rmappable_unchecked(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, large as the caller
         // guarantees.
         unsafe { bindings::folio_test_large_rmappable(self.as_raw()) }
@@ -199,7 +233,7 @@ impl<S: RefState> Folio<S> {
     #[inline]
     pub fn may_be_deferred_split(&self) -> bool {
         // SAFETY: A folio of order two or more is large.
-        self.order() > 1 && unsafe { self.test_large_rmappable_unchecked() }
+        self.order() > 1 && unsafe { self.is_large_rmappable_unchecked() }
     }
 }
 
@@ -208,18 +242,18 @@ impl<S: RefState> Folio<S> {
     /// Returns whether the folio is partially mapped (`PG_partially_mapped`). False for a folio
     /// of one page.
     #[inline]
-    pub fn test_partially_mapped(&self) -> bool {
+    pub fn is_partially_mapped(&self) -> bool {
         // SAFETY: The folio is large.
-        self.test_large() && unsafe { self.test_partially_mapped_unchecked() }
+        self.is_large() && unsafe { self.is_partially_mapped_unchecked() }
     }
 
-    /// [`Folio::test_partially_mapped`] without the test that the folio is large.
+    /// [`Folio::is_partially_mapped`] without the test that the folio is large.
     ///
     /// # Safety
     ///
     /// The folio must be large (the flag is in its second page).
     #[inline]
-    pub unsafe fn test_partially_mapped_unchecked(&self) -> bool {
+    pub unsafe fn is_partially_mapped_unchecked(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, large as the caller
         // guarantees.
         unsafe { bindings::folio_test_partially_mapped(self.as_raw()) }
@@ -277,8 +311,8 @@ impl<S: RefState> Folio<S> {
     /// without `CONFIG_MEMCG`): `folio_memcg()`.
     ///
     /// The memcg is borrowed from the RCU read lock `_rcu`, which keeps it from being freed, and
-    /// not beyond it. In 7.3 a folio is charged through an objcg, whose memcg changes when the
-    /// memcg is reparented: the result is the folio's memcg at the time of the call, which only
+    /// not beyond it. A folio is charged through an objcg, whose memcg changes when the memcg is
+    /// reparented: the result is the folio's memcg at the time of the call, which only
     /// `cgroup_mutex` or the lruvec lock would keep it.
     ///
     /// # Safety
@@ -299,7 +333,7 @@ impl<S: RefState> Folio<S> {
 
     /// Returns whether the folio is charged to a memory cgroup.
     #[inline]
-    pub fn memcg_charged(&self) -> bool {
+    pub fn is_memcg_charged(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
         unsafe { bindings::folio_memcg_charged(self.as_raw()) }
     }
@@ -316,15 +350,11 @@ impl Folio {
     ///
     /// let folio = Folio::alloc(GFP_KERNEL, 2)?;
     /// assert_eq!((folio.order(), folio.nr_pages(), folio.ref_count()), (2, 4, 1));
-    /// assert!(folio.test_large());
+    /// assert!(folio.is_large());
     /// let other = folio.clone();
     /// assert_eq!(other.ref_count(), 2);
     /// drop(folio);
-    /// // The last reference: the folio is frozen, not freed, until `frozen` is dropped.
-    /// let frozen = Folio::put_testzero(other).ok_or(EBUSY)?;
-    /// assert_eq!(frozen.ref_count(), 0);
-    /// let folio = frozen.unfreeze();
-    /// assert_eq!(folio.ref_count(), 1);
+    /// assert_eq!(other.ref_count(), 1);
     /// # Ok::<(), Error>(())
     /// ```
     #[inline]
@@ -340,101 +370,28 @@ impl Folio {
         // SAFETY: We own the folio's only reference and hand it to the `ARef`.
         Ok(unsafe { ARef::from_raw(folio.cast()) })
     }
-
-    /// Allocates a folio of `order` on node `nid` and on no other: `__folio_alloc_node()` with
-    /// `__GFP_THISNODE` added to `flags`.
-    ///
-    /// # Safety
-    ///
-    /// `nid` must be an online node.
-    #[inline]
-    pub unsafe fn alloc_node(flags: Flags, order: u32, nid: i32) -> Result<ARef<Self>, AllocError> {
-        if order > bindings::MAX_PAGE_ORDER {
-            return Err(AllocError);
-        }
-        let gfp = flags.as_raw() | bindings::__GFP_THISNODE;
-        // SAFETY: The caller guarantees that `nid` is online; depending on `flags`, this call
-        // may sleep.
-        let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
-        let folio = NonNull::new(folio).ok_or(AllocError)?;
-        // INVARIANT: A new folio, valid, with a reference (ours) that the `ARef` owns.
-        // SAFETY: We own the folio's only reference and hand it to the `ARef`.
-        Ok(unsafe { ARef::from_raw(folio.cast()) })
-    }
-
-    /// Drops the reference `this` owns, as `folio_put_testzero()`: if it was the last one, the
-    /// folio is not freed but returned frozen (reference count zero), owned by the caller.
-    /// Otherwise the holder of the last reference frees it, and this returns `None`.
-    #[inline]
-    pub fn put_testzero(this: ARef<Self>) -> Option<FrozenFolio> {
-        let folio = ARef::into_raw(this);
-        // SAFETY: We own the reference `this` held, which this drops.
-        if unsafe { bindings::folio_put_testzero(folio.as_ptr().cast()) } {
-            // INVARIANT: The reference count reached zero with our put: nobody else can take a
-            // reference any more, and we are the one to free the folio.
-            Some(FrozenFolio {
-                folio: folio.cast(),
-            })
-        } else {
-            None
-        }
-    }
 }
 
-/// A folio with a reference count of zero, owned: the state a free path has it in
-/// (`free_frozen_pages()`), made available to the tests and benchmarks of such paths.
-///
-/// Dropping it gives the folio back a reference and drops that, so it is freed through
-/// `folio_put()`.
-///
-/// # Invariants
-///
-/// `folio` is a valid folio with a reference count of zero that this value owns: nobody else can
-/// take a reference to it (`folio_try_get()` fails) or free it.
-pub struct FrozenFolio {
-    folio: NonNull<Folio<Unreferenced>>,
-}
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+#[macros::kunit_tests(rust_mm_folio)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
 
-impl FrozenFolio {
-    /// Gives the folio a reference count of one again: `folio_ref_unfreeze()`.
-    #[inline]
-    pub fn unfreeze(self) -> ARef<Folio> {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: By the type invariants, we own the folio at a reference count of zero.
-        unsafe { bindings::folio_ref_unfreeze(this.folio.as_ptr().cast(), 1) };
-        // SAFETY: The reference we just made is handed to the `ARef`.
-        unsafe { ARef::from_raw(this.folio.cast()) }
+    /// A reference taken at the largest count saturates the count instead of wrapping it towards
+    /// zero, where the folio would be freed while referenced.
+    #[test]
+    fn ref_overflow_saturates() -> Result {
+        let folio = Folio::alloc(GFP_KERNEL, 0)?;
+        // SAFETY: A folio that only this test sees: its count may be anything until it is set
+        // back to our one reference below.
+        unsafe { bindings::folio_set_count(folio.as_raw(), i32::MAX) };
+        // The saturated count does not track this reference: it is given up with the count.
+        core::mem::forget(folio.clone());
+        let count = folio.ref_count();
+        // SAFETY: As above.
+        unsafe { bindings::folio_set_count(folio.as_raw(), 1) };
+        assert_eq!(count, REF_SATURATED);
+        Ok(())
     }
-}
-
-impl Deref for FrozenFolio {
-    type Target = Folio<Unreferenced>;
-
-    #[inline]
-    fn deref(&self) -> &Folio<Unreferenced> {
-        // SAFETY: By the type invariants, the folio is valid, with a reference count of zero,
-        // and owned by `self` for as long as it is borrowed.
-        unsafe { self.folio.as_ref() }
-    }
-}
-
-impl Drop for FrozenFolio {
-    #[inline]
-    fn drop(&mut self) {
-        let folio = self.folio.as_ptr().cast();
-        // SAFETY: By the type invariants, we own the folio at a reference count of zero: make it
-        // one and drop it, which frees the folio through the usual path.
-        unsafe {
-            bindings::folio_ref_unfreeze(folio, 1);
-            bindings::folio_put(folio);
-        }
-    }
-}
-
-/// Returns whether the memory controller is disabled (`cgroup_disable=memory`, or no
-/// `CONFIG_MEMCG`).
-#[inline]
-pub fn mem_cgroup_disabled() -> bool {
-    // SAFETY: Reads a static key; no requirements.
-    unsafe { bindings::mem_cgroup_disabled() }
 }

@@ -116,13 +116,7 @@ impl<S: RefState> FolioBatch<S> {
     #[inline]
     pub fn len(&self) -> usize {
         // SAFETY: By the type invariants, `inner` is valid.
-        let nr = usize::from(unsafe { (*self.as_raw()).nr });
-        // SAFETY: By the type invariants, `nr <= FOLIO_BATCH_SIZE`, and nothing writes `nr`
-        // while `self` is borrowed (`&mut self` methods, or C given an owned batch; the type is
-        // not `Sync`). Saying so lets the compiler drop the bounds check (and its panic) of
-        // `iter()`'s slice and the overflow check of `space()`.
-        unsafe { core::hint::assert_unchecked(nr <= FOLIO_BATCH_SIZE) };
-        nr
+        usize::from(unsafe { (*self.as_raw()).nr })
     }
 
     /// Returns whether the batch holds no folio.
@@ -134,18 +128,33 @@ impl<S: RefState> FolioBatch<S> {
     /// Returns the number of folios that can still be added: `folio_batch_space()`.
     #[inline]
     pub fn space(&self) -> usize {
-        FOLIO_BATCH_SIZE - self.len()
+        FOLIO_BATCH_SIZE.saturating_sub(self.len())
     }
 
     /// Returns an iterator over the folios of the batch, in order.
+    ///
+    /// The folios are borrowed from the batch: none outlives a change to it.
+    ///
+    /// ```ignore,compile_fail
+    /// use kernel::mm::folio_batch::FolioBatch;
+    ///
+    /// fn first_after_reinit(batch: &mut FolioBatch) -> bool {
+    ///     let first = batch.iter().next();
+    ///     batch.reinit(); // error[E0502]: cannot borrow `*batch` as mutable because it is also borrowed as immutable
+    ///     first.is_some()
+    /// }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics (an oops) if C handed over a batch whose count is above [`FOLIO_BATCH_SIZE`]: the
+    /// type invariants forbid it, and this one compare per batch keeps a bad batch from being
+    /// read past its array.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio<S>> + '_ {
-        // SAFETY: By the type invariants, `inner` is valid and `nr <= FOLIO_BATCH_SIZE`.
+        // SAFETY: By the type invariants, `inner` is valid.
         let folios = unsafe { &(*self.as_raw()).folios };
         folios[..self.len()].iter().map(|&folio| {
-            // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying so
-            // lets the compiler drop the null test of the `Option<&Folio>` per element.
-            unsafe { core::hint::assert_unchecked(!folio.is_null()) };
             // SAFETY: By the type invariants, the first `nr` entries point to valid folios in
             // state `S`, which stay so while the batch is borrowed.
             unsafe { Folio::from_raw(folio) }
@@ -178,7 +187,7 @@ impl<S: RefState> FolioBatch<S> {
     #[inline]
     pub unsafe fn push(&mut self, folio: &Folio<S>) -> Result<usize> {
         let len = self.len();
-        if len == FOLIO_BATCH_SIZE {
+        if len >= FOLIO_BATCH_SIZE {
             return Err(ENOSPC);
         }
         let batch = self.as_raw();

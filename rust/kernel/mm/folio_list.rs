@@ -11,21 +11,27 @@
 
 use crate::{
     bindings,
-    mm::folio::{
-        Folio,
-        RefState,
-        Referenced,
-        Unreferenced, //
+    mm::{
+        folio::{
+            Folio,
+            RefState,
+            Referenced,
+            Unreferenced, //
+        },
+        folio_batch::FolioBatch,
     },
     types::Opaque, //
 };
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 
 impl<S: RefState> Folio<S> {
     /// Returns whether the folio's free waits for an RCU grace period (`PG_rcu_free`): always
     /// false without `CONFIG_PAGE_RCU_FREE`.
     #[inline]
-    pub fn test_rcu_free(&self) -> bool {
+    pub fn is_rcu_free(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
         unsafe { bindings::folio_test_rcu_free(self.as_raw()) }
     }
@@ -139,19 +145,29 @@ impl<S: RefState> FolioList<S> {
         unsafe { bindings::folio_list_add_tail(folio.as_raw(), self.as_raw()) }
     }
 
-    /// Takes the folio at the head of the list off it.
+    /// Moves folios from the head of the list to the tail of `batch`, in order, until the list
+    /// is empty or the batch full. Returns the number of folios moved.
     ///
-    /// The folio is the caller's now: dropping the result loses it (it is neither on the list
-    /// nor freed).
+    /// What owned the folios on the list owns them in the batch: the holder of the list, which
+    /// must free them or put them on a list again (a batch that is dropped with folios in it
+    /// leaks them).
     #[inline]
-    #[must_use]
-    pub fn pop_front(&self) -> Option<&Folio<S>> {
-        // SAFETY: By the type invariants, `inner` is initialised, its lock held, and its entries
-        // are folios' `lru` links.
-        let folio = unsafe { bindings::folio_list_pop(self.as_raw()) };
-        // SAFETY: By the type invariants, a folio on the list is valid, in state `S`, and
-        // belonged to the holder of the list, which now holds it through the borrow of `self`.
-        (!folio.is_null()).then(|| unsafe { Folio::from_raw(folio) })
+    pub fn move_to_batch(&self, batch: &mut FolioBatch<S>) -> usize {
+        let mut moved = 0;
+        while batch.space() > 0 {
+            // SAFETY: By the type invariants, `inner` is initialised, its lock held, and its
+            // entries are folios' `lru` links.
+            let Some(folio) = NonNull::new(unsafe { bindings::folio_list_pop(self.as_raw()) })
+            else {
+                break;
+            };
+            // SAFETY: By the type invariants, a folio on the list is valid, in state `S`, and
+            // belongs to the holder of the list, whose batch holds it now and keeps it so: only
+            // the holder frees it or changes its state. The batch has space, so it takes it.
+            let _ = unsafe { batch.push(Folio::from_raw(folio.as_ptr())) };
+            moved += 1;
+        }
+        moved
     }
 
     /// Moves every folio of `other` to the tail of this list, leaving `other` empty. Nothing
@@ -164,5 +180,93 @@ impl<S: RefState> FolioList<S> {
         // SAFETY: By the type invariants, both heads are initialised and their locks held; they
         // are distinct.
         unsafe { bindings::list_splice_tail_init(other.as_raw(), self.as_raw()) }
+    }
+}
+
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+#[macros::kunit_tests(rust_mm_folio_list)]
+mod tests {
+    use super::*;
+    use crate::{
+        mm::folio_batch::FOLIO_BATCH_SIZE,
+        prelude::*,
+        sync::aref::ARef, //
+    };
+
+    /// The folios of `batch`, as pointers.
+    fn raw<S: RefState>(batch: &FolioBatch<S>) -> KVec<*mut bindings::folio> {
+        let mut raw = KVec::new();
+        for folio in batch.iter() {
+            // The tests' batches are small: no allocation failure to expect.
+            let _ = raw.push(folio.as_raw(), GFP_KERNEL);
+        }
+        raw
+    }
+
+    #[test]
+    fn push_splice_move() -> Result {
+        let folios = [
+            Folio::alloc(GFP_KERNEL, 0)?,
+            Folio::alloc(GFP_KERNEL, 2)?,
+            Folio::alloc(GFP_KERNEL, 0)?,
+        ];
+        // SAFETY: All-zero bits are a valid `list_head`, made empty where they stay.
+        let mut heads: [bindings::list_head; 2] = unsafe { core::mem::zeroed() };
+        for head in heads.iter_mut() {
+            // SAFETY: `head` stays in place until the end of the test.
+            unsafe { bindings::INIT_LIST_HEAD(head) };
+        }
+        // SAFETY: Initialised heads that only this test uses, and only through these views, with
+        // folios that `folios` holds a reference to until after the lists are empty again.
+        let (a, b) = unsafe {
+            (
+                FolioList::<Referenced>::from_raw(&mut heads[0]),
+                FolioList::<Referenced>::from_raw(&mut heads[1]),
+            )
+        };
+        assert!(a.is_empty() && b.is_empty());
+        // SAFETY: New folios, on no list (not on the LRU), that this test owns.
+        unsafe {
+            a.push_tail(&folios[0]);
+            a.push_tail(&folios[1]);
+            b.push_tail(&folios[2]);
+        }
+        a.splice_tail(a);
+        assert!(!a.is_empty());
+        a.splice_tail(b);
+        assert!(b.is_empty());
+
+        // A batch with room for two: the third folio stays on the list.
+        let mut batch = FolioBatch::<Referenced>::new();
+        let filler = Folio::alloc(GFP_KERNEL, 0)?;
+        for _ in 0..FOLIO_BATCH_SIZE - 2 {
+            // SAFETY: `filler` holds a reference until after the batch is dropped.
+            unsafe { batch.push(&filler)? };
+        }
+        assert_eq!(a.move_to_batch(&mut batch), 2);
+        assert!(!a.is_empty());
+        let moved = raw(&batch);
+        assert_eq!(
+            moved[FOLIO_BATCH_SIZE - 2..],
+            [folios[0].as_raw(), folios[1].as_raw()]
+        );
+        batch.reinit();
+        assert_eq!(a.move_to_batch(&mut batch), 1);
+        assert_eq!(raw(&batch)[..], [folios[2].as_raw()]);
+        assert!(a.is_empty());
+        assert_eq!(a.move_to_batch(&mut batch), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn rcu_free_flag() -> Result {
+        let folio: ARef<Folio> = Folio::alloc(GFP_KERNEL, 0)?;
+        assert!(!folio.is_rcu_free());
+        // SAFETY: A folio of the page allocator, freed by `folio_put()`.
+        unsafe { folio.set_rcu_free() };
+        assert_eq!(folio.is_rcu_free(), cfg!(CONFIG_PAGE_RCU_FREE));
+        // The last reference: the folio is freed after a grace period.
+        drop(folio);
+        Ok(())
     }
 }

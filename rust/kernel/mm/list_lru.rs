@@ -3,41 +3,20 @@
 //! NUMA- and memcg-aware LRU lists.
 //!
 //! A `struct list_lru` keeps one sublist per NUMA node and, when memcg aware, per memory cgroup,
-//! each with its own spinlock. [`ListLru`] views a C-initialised one (such as the THP deferred
-//! split queue); [`OwnedListLru`] is one that Rust initialises and destroys.
+//! each with its own spinlock. [`ListLru`] views a C-initialised one, such as the THP deferred
+//! split queue.
 //!
 //! C header: [`include/linux/list_lru.h`](srctree/include/linux/list_lru.h)
 
 use crate::{
     bindings,
-    error::to_result,
-    mm::memcg::MemCgroup,
-    prelude::*,
-    sync::LockClassKey,
+    mm::{
+        memcg::MemCgroup,
+        node::nr_node_ids, //
+    },
     types::Opaque, //
 };
-use core::{
-    ops::Deref,
-    ptr::NonNull, //
-};
-
-/// Returns the number of possible node ids, `nr_node_ids`: a list_lru has one sublist per node
-/// id below it.
-#[inline]
-pub fn nr_node_ids() -> u32 {
-    #[cfg(CONFIG_NUMA)]
-    // SAFETY: `nr_node_ids` is set at boot, before any list_lru is initialised, and never
-    // changes after.
-    unsafe {
-        bindings::nr_node_ids
-    }
-
-    // A macro, `1U`, without NUMA.
-    #[cfg(not(CONFIG_NUMA))]
-    {
-        1
-    }
-}
+use core::ptr::NonNull;
 
 /// A wrapper for the kernel's `struct list_lru`.
 ///
@@ -160,6 +139,18 @@ impl ListLru {
 /// }
 /// ```
 ///
+/// It is not [`Send`]: the lock and the interrupt disable belong to the CPU that took them.
+///
+/// ```ignore,compile_fail
+/// use kernel::mm::list_lru::ListLruGuard;
+///
+/// fn is_send<T: Send>() {}
+///
+/// fn guard_is_send() {
+///     is_send::<ListLruGuard<'static>>(); // error[E0277]: `NonNull<list_lru_one>` cannot be sent between threads safely
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), and an
@@ -200,39 +191,6 @@ impl<'a> ListLruGuard<'a> {
         self.nid == nid && self.memcg == MemCgroup::as_raw_or_null(memcg)
     }
 
-    /// Returns the item count of the locked sublist, as C keeps it: it may be negative
-    /// (`list_lru.h`), as a reparented item's delete can be counted before its add.
-    #[inline]
-    pub fn nr_items(&self) -> isize {
-        // SAFETY: By the type invariants, `one` is valid and we hold its lock.
-        unsafe { (*self.one.as_ptr()).nr_items }
-    }
-
-    /// Adds `item` to the tail of the locked sublist unless it is on a list already:
-    /// `__list_lru_add()`. Returns whether it was added.
-    ///
-    /// # Safety
-    ///
-    /// `item` must be an initialised `list_head` that is either empty or on a sublist of this
-    /// list_lru, and that stays valid while it is on the list; it must belong on this guard's
-    /// sublist (the node and memory cgroup of its object). It must be taken off before the
-    /// list_lru is destroyed (an [`OwnedListLru`] dropped), which frees the sublists it points
-    /// into.
-    #[inline]
-    pub unsafe fn add(&mut self, item: *mut bindings::list_head) -> bool {
-        // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees the
-        // requirements on `item`.
-        unsafe {
-            bindings::__list_lru_add(
-                self.lru.as_raw(),
-                self.one.as_ptr(),
-                item,
-                self.nid,
-                self.locked_memcg,
-            )
-        }
-    }
-
     /// Removes `item` from the locked sublist if it is on a list: `__list_lru_del()`. Returns
     /// whether it was removed.
     ///
@@ -256,147 +214,123 @@ impl Drop for ListLruGuard<'_> {
     }
 }
 
-/// Creates an [`OwnedListLru`] initialiser, memcg aware if the argument is true, whose sublist
-/// locks get a lock class of their own (one per call site), as [`new_spinlock!`] does.
-///
-/// [`new_spinlock!`]: crate::sync::new_spinlock
-#[macro_export]
-macro_rules! new_list_lru {
-    ($memcg_aware:expr $(,)?) => {
-        $crate::mm::list_lru::OwnedListLru::new($memcg_aware, $crate::static_lock_class!())
-    };
-}
-pub use new_list_lru;
-
-/// A `struct list_lru` owned by Rust: initialised in place, destroyed on drop.
-///
-/// It may be sent to and shared with other threads ([`ListLru`] is `Sync`); dropping it calls
-/// `list_lru_destroy()`, which may sleep: drop it in process context. For built-in code: the
-/// C functions that [`ListLruGuard::add`] and [`ListLruGuard::del`] call are not exported to
-/// modules.
-///
-/// # Invariants
-///
-/// `inner` was initialised by `__list_lru_init()` and is destroyed only by `drop`.
-///
-/// # Examples
-///
-/// ```
-/// use kernel::{bindings, mm::list_lru::new_list_lru, prelude::*};
-///
-/// let lru = KBox::pin_init(new_list_lru!(false), GFP_KERNEL)?;
-/// // SAFETY: All-zero bits are a valid `list_head`, which `INIT_LIST_HEAD()` then makes empty.
-/// let mut item: bindings::list_head = unsafe { core::mem::zeroed() };
-/// // SAFETY: `item` is a valid `list_head` that is not moved while on the list.
-/// unsafe { bindings::INIT_LIST_HEAD(&mut item) };
-/// let added = {
-///     // SAFETY: Node 0 exists; a list that is not memcg aware.
-///     let mut locked = unsafe { lru.lock(0, None) };
-///     // SAFETY: `item` is empty, lives until it is removed below and belongs on node 0.
-///     unsafe { locked.add(&mut item) }
-/// };
-/// assert!(added);
-/// assert_eq!(lru.count_node(0), 1);
-/// let deleted = {
-///     // SAFETY: As above.
-///     let mut locked = unsafe { lru.lock(0, None) };
-///     // SAFETY: `item` is on this sublist.
-///     unsafe { locked.del(&mut item) }
-/// };
-/// assert!(deleted);
-/// assert_eq!(lru.count_node(0), 0);
-/// # Ok::<(), Error>(())
-/// ```
-#[pin_data(PinnedDrop)]
-pub struct OwnedListLru {
-    #[pin]
-    inner: Opaque<bindings::list_lru>,
-}
-
-// SAFETY: A `struct list_lru` is not tied to the thread that initialised it, and
-// `list_lru_destroy()` may run on any thread.
-unsafe impl Send for OwnedListLru {}
-
-// SAFETY: A shared reference only gives a `&ListLru`, which is `Sync`.
-unsafe impl Sync for OwnedListLru {}
-
-impl OwnedListLru {
-    /// Initialises a list_lru, memcg aware if `memcg_aware` (with no shrinker attached), whose
-    /// sublist locks are of the lock class `key`: `list_lru_init_memcg_key()`. Use
-    /// [`new_list_lru!`], which makes a class for its call site.
-    ///
-    /// # Errors
-    ///
-    /// Returns `ENOMEM` if the per-node (or per-memcg) sublists cannot be allocated.
-    pub fn new(memcg_aware: bool, key: Pin<&'static LockClassKey>) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            inner <- Opaque::try_ffi_init(|slot: *mut bindings::list_lru| {
-                // SAFETY: `slot` is valid for writes and pinned. `__list_lru_init()` expects a
-                // zeroed `struct list_lru`, as C's are (static or kzalloc()ed), with the lock
-                // class key set first, as `list_lru_init_memcg_key()` does; the key is static.
-                // A null shrinker is allowed.
-                to_result(unsafe {
-                    core::ptr::write_bytes(slot, 0, 1);
-                    #[cfg(CONFIG_LOCKDEP)]
-                    {
-                        (*slot).key = key.as_ptr();
-                    }
-                    #[cfg(not(CONFIG_LOCKDEP))]
-                    let _ = key;
-                    bindings::__list_lru_init(slot, memcg_aware, core::ptr::null_mut())
-                })
-            }),
-        })
-    }
-}
-
-impl Deref for OwnedListLru {
-    type Target = ListLru;
-
-    #[inline]
-    fn deref(&self) -> &ListLru {
-        // SAFETY: By the type invariants, `inner` is initialised and destroyed only on drop,
-        // after every borrow of `self` has ended.
-        unsafe { ListLru::from_raw(self.inner.get()) }
-    }
-}
-
-#[pinned_drop]
-impl PinnedDrop for OwnedListLru {
-    fn drop(self: Pin<&mut Self>) {
-        // Items still on it would point into the sublists freed below: a bug of the user, which
-        // `ListLruGuard::add()`'s safety section forbids. Say so rather than corrupt quietly.
-        let nr: usize = (0..nr_node_ids() as i32)
-            .map(|nid| self.count_node(nid))
-            .sum();
-        crate::warn_on!(nr != 0);
-        // SAFETY: By the type invariants, `inner` is initialised and not destroyed yet.
-        unsafe { bindings::list_lru_destroy(self.inner.get()) };
-    }
-}
-
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
 #[macros::kunit_tests(rust_mm_list_lru)]
 mod tests {
     use super::*;
+    use crate::{
+        error::to_result,
+        mm::node::nr_online_nodes,
+        prelude::*,
+        sync::LockClassKey, //
+    };
+    use core::ops::Deref;
 
-    /// The number of online nodes, `nr_online_nodes`: node ids below it are online (the tests
-    /// run on machines whose nodes are numbered from 0 without holes).
-    fn nr_online_nodes() -> u32 {
-        #[cfg(CONFIG_NUMA)]
-        // SAFETY: A global that lives for ever, aligned. Memory hotplug stores to it with plain
-        // stores, which no node going online or offline during the test makes race with this
-        // load; atomic, it cannot race with another load.
-        unsafe {
-            crate::sync::atomic::Atomic::from_ptr(&raw mut bindings::nr_online_nodes)
-                .load(crate::sync::atomic::Relaxed)
+    // What the tests need and the series' users do not: a list_lru of the test's own (the
+    // deferred split queue is C's), and adding to it.
+
+    /// A `struct list_lru` that the test initialises and destroys.
+    ///
+    /// # Invariants
+    ///
+    /// `inner` was initialised by `__list_lru_init()` and is destroyed only by `drop`.
+    #[pin_data(PinnedDrop)]
+    struct OwnedListLru {
+        #[pin]
+        inner: Opaque<bindings::list_lru>,
+    }
+
+    impl OwnedListLru {
+        /// A list_lru, memcg aware if `memcg_aware` (no shrinker), whose sublist locks are of
+        /// the lock class `key`: `list_lru_init_memcg_key()`.
+        fn new(memcg_aware: bool, key: Pin<&'static LockClassKey>) -> impl PinInit<Self, Error> {
+            try_pin_init!(Self {
+                inner <- Opaque::try_ffi_init(|slot: *mut bindings::list_lru| {
+                    // SAFETY: `slot` is valid for writes and pinned. `__list_lru_init()` expects
+                    // a zeroed `struct list_lru`, as C's are (static or kzalloc()ed), with the
+                    // lock class key set first, as `list_lru_init_memcg_key()` does; the key
+                    // is static. A null shrinker is allowed.
+                    to_result(unsafe {
+                        core::ptr::write_bytes(slot, 0, 1);
+                        #[cfg(CONFIG_LOCKDEP)]
+                        {
+                            (*slot).key = key.as_ptr();
+                        }
+                        #[cfg(not(CONFIG_LOCKDEP))]
+                        let _ = key;
+                        bindings::__list_lru_init(slot, memcg_aware, core::ptr::null_mut())
+                    })
+                }),
+            })
+        }
+    }
+
+    impl Deref for OwnedListLru {
+        type Target = ListLru;
+
+        fn deref(&self) -> &ListLru {
+            // SAFETY: By the type invariants, `inner` is initialised and destroyed only on drop,
+            // after every borrow of `self` has ended.
+            unsafe { ListLru::from_raw(self.inner.get()) }
+        }
+    }
+
+    #[pinned_drop]
+    impl PinnedDrop for OwnedListLru {
+        fn drop(self: Pin<&mut Self>) {
+            // `list_lru_destroy()` takes `list_lrus_mutex` when the list is memcg aware.
+            crate::task::might_sleep();
+            let nr: usize = (0..nr_node_ids() as i32)
+                .map(|nid| self.count_node(nid))
+                .sum();
+            // Items still on it would point into the sublists freed below.
+            crate::warn_on!(nr != 0);
+            // SAFETY: By the type invariants, `inner` is initialised and not destroyed yet.
+            unsafe { bindings::list_lru_destroy(self.inner.get()) };
+        }
+    }
+
+    impl ListLruGuard<'_> {
+        /// Returns the item count of the locked sublist, as C keeps it (it may be negative).
+        fn nr_items(&self) -> isize {
+            // SAFETY: By the type invariants, `one` is valid and we hold its lock.
+            unsafe { (*self.one.as_ptr()).nr_items }
         }
 
-        // A macro, `1U`, without NUMA.
-        #[cfg(not(CONFIG_NUMA))]
-        {
-            1
+        /// Adds `item` to the tail of the locked sublist unless it is on a list already:
+        /// `__list_lru_add()`. Returns whether it was added.
+        ///
+        /// # Safety
+        ///
+        /// `item` must be an initialised `list_head` that is either empty or on a sublist of
+        /// this list_lru, that stays valid while it is on the list, and that belongs on this
+        /// guard's sublist; it must be taken off before the list_lru is destroyed.
+        unsafe fn add(&mut self, item: *mut bindings::list_head) -> bool {
+            // SAFETY: By the type invariants we hold the sublist's lock; the caller guarantees
+            // the requirements on `item`.
+            unsafe {
+                bindings::__list_lru_add(
+                    self.lru.as_raw(),
+                    self.one.as_ptr(),
+                    item,
+                    self.nid,
+                    self.locked_memcg,
+                )
+            }
         }
+    }
+
+    fn new_lru(memcg_aware: bool) -> Result<Pin<KBox<OwnedListLru>>> {
+        KBox::pin_init(
+            OwnedListLru::new(memcg_aware, crate::static_lock_class!()),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Whether interrupts are disabled on this CPU.
+    fn irqs_disabled() -> bool {
+        // SAFETY: No requirements.
+        unsafe { bindings::irqs_disabled() }
     }
 
     /// An empty `list_head`, to be used where it is (not moved while on a list).
@@ -408,7 +342,7 @@ mod tests {
 
     #[test]
     fn memcg_aware_add_del() -> Result {
-        let lru = KBox::pin_init(new_list_lru!(true), GFP_KERNEL)?;
+        let lru = new_lru(true)?;
         let mut items = [empty_item(), empty_item(), empty_item()];
         for item in items.iter_mut() {
             // SAFETY: `item` is valid and stays in place until the end of the test.
@@ -477,6 +411,39 @@ mod tests {
         // Node ids that are not, without reading past the sublists.
         assert_eq!(lru.count_node(-1), 0);
         assert_eq!(lru.count_node(nr_node_ids() as i32), 0);
+        Ok(())
+    }
+
+    /// The guard's interrupt disable is counted, as `SpinLockIrq`'s: dropping it before a
+    /// `SpinLockIrq` guard taken after it leaves interrupts disabled until that one goes too.
+    #[test]
+    fn guards_drop_in_any_order() -> Result {
+        use crate::sync::{
+            new_spinlock_irq,
+            SpinLockIrq, //
+        };
+
+        let lru = new_lru(false)?;
+        let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
+        // Nothing is asserted under a guard: the block returns what it saw.
+        let (under_both, under_inner) = {
+            // SAFETY: Node 0 is online; a list that is not memcg aware.
+            let guard = unsafe { lru.lock(0, None) };
+            let mut inner = SpinLockIrq::lock(&lock);
+            let under_both = irqs_disabled();
+            drop(guard);
+            // The list_lru guard went first: interrupts must stay off under `inner`.
+            let under_inner = irqs_disabled();
+            *inner += 1;
+            (under_both, under_inner)
+        };
+        let after = irqs_disabled();
+        // On PREEMPT_RT the locks leave interrupts enabled, as `spin_lock_irq_disable()` does.
+        assert_eq!(
+            (under_both, under_inner),
+            (!cfg!(CONFIG_PREEMPT_RT), !cfg!(CONFIG_PREEMPT_RT))
+        );
+        assert!(!after);
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //! `lruvec->lru_lock` protects the LRU lists of a node (and memory cgroup). It is one of the most
 //! contended locks of the kernel and is held with interrupts disabled, so work that does not
 //! need it must run outside it. The generic [`Lock`](crate::sync::lock::Lock) does not fit it:
-//! in 7.3 every lruvec lock also holds `rcu_read_lock()` (memcg reparenting), and the lruvec to
+//! every lruvec lock also holds `rcu_read_lock()` (memcg reparenting), and the lruvec to
 //! lock is found from a folio, with a retry when the folio's memcg changes under the lookup.
 //!
 //! [`LruvecUnlocked`] is the proof that a context holds no lruvec lock. Taking one borrows it for
@@ -44,7 +44,18 @@ use core::{
 
 /// The proof that the current context holds no lruvec lock.
 ///
-/// It is not [`Send`]: the proof is about the context that created it.
+/// It is not [`Send`]: the proof is about the context that created it. Nor is the guard that
+/// locking through it returns:
+///
+/// ```ignore,compile_fail
+/// use kernel::mm::lruvec::LruvecGuard;
+///
+/// fn is_send<T: Send>() {}
+///
+/// fn guard_is_send() {
+///     is_send::<LruvecGuard<'static>>(); // error[E0277]: `NonNull<lruvec>` cannot be sent between threads safely
+/// }
+/// ```
 ///
 /// A function that needs it cannot be called while a [`LruvecGuard`] taken through it lives:
 ///
@@ -60,11 +71,7 @@ use core::{
 /// }
 /// ```
 ///
-/// # Invariants
-///
-/// While this value is not borrowed, the context that owns it holds no lruvec lock, unless a
-/// guard taken through it was leaked (`core::mem::forget`): leaking is safe, and the proof is then
-/// wrong about deadlocks only, as with any leaked lock guard.
+/// What it proves is about deadlocks, not memory safety: no `unsafe` code may rely on it.
 pub struct LruvecUnlocked {
     _not_send: NotThreadSafe,
 }
@@ -72,13 +79,14 @@ pub struct LruvecUnlocked {
 impl LruvecUnlocked {
     /// Creates the proof.
     ///
-    /// # Safety
+    /// # Deadlocks
     ///
     /// The caller must hold no lruvec lock, and must hold none, other than through this value,
-    /// wherever the value is used (borrowed).
+    /// wherever the value is used (borrowed): a function that takes `&LruvecUnlocked` may take
+    /// any lruvec lock, or wait for a context that takes one.
     #[inline]
-    pub unsafe fn new() -> Self {
-        // INVARIANT: The caller guarantees it.
+    #[expect(clippy::new_without_default)]
+    pub fn new() -> Self {
         Self {
             _not_send: NotThreadSafe,
         }
@@ -198,6 +206,10 @@ impl Drop for LruvecGuard<'_> {
 mod tests {
     use super::*;
     use crate::{
+        mm::{
+            memcg::mem_cgroup_disabled,
+            node::nr_online_nodes, //
+        },
         prelude::*,
         sync::{
             aref::ARef,
@@ -210,8 +222,13 @@ mod tests {
 
     /// A charged order-0 folio on node `nid`, which must be online.
     fn alloc_on(nid: i32) -> Result<ARef<Folio>> {
-        // SAFETY: The callers pass online nodes.
-        let folio = unsafe { Folio::alloc_node(GFP_KERNEL, 0, nid)? };
+        // SAFETY: The callers pass online nodes; `__GFP_THISNODE`: on no other.
+        let folio = unsafe {
+            bindings::__folio_alloc_node(bindings::GFP_KERNEL | bindings::__GFP_THISNODE, 0, nid)
+        };
+        let folio = NonNull::new(folio).ok_or(ENOMEM)?;
+        // SAFETY: A new folio whose only reference we own and hand to the `ARef`.
+        let folio: ARef<Folio> = unsafe { ARef::from_raw(folio.cast()) };
         // SAFETY: A new folio, charged to the current (root) memcg like a page fault's.
         let ret = unsafe {
             bindings::mem_cgroup_charge(folio.as_raw(), core::ptr::null_mut(), bindings::GFP_KERNEL)
@@ -220,24 +237,6 @@ mod tests {
             return Err(Error::from_errno(ret));
         }
         Ok(folio)
-    }
-
-    /// The number of online nodes, `nr_online_nodes`: node ids below it are online (the tests
-    /// run on machines whose nodes are numbered from 0 without holes).
-    fn nr_online_nodes() -> u32 {
-        #[cfg(CONFIG_NUMA)]
-        // SAFETY: A global that lives for ever, aligned. Memory hotplug stores to it with plain
-        // stores, which no node going online or offline during the test makes race with this
-        // load; atomic, it cannot race with another load.
-        unsafe {
-            Atomic::from_ptr(&raw mut bindings::nr_online_nodes).load(Relaxed)
-        }
-
-        // A macro, `1U`, without NUMA.
-        #[cfg(not(CONFIG_NUMA))]
-        {
-            1
-        }
     }
 
     /// Whether lockdep knows the lock of `lruvec` is not held (lockdep may be off).
@@ -266,8 +265,8 @@ mod tests {
     fn lock_relock_unlock() -> Result {
         let a = alloc_on(0)?;
         let b = alloc_on(0)?;
-        // SAFETY: This test holds no lruvec lock.
-        let mut unlocked = unsafe { LruvecUnlocked::new() };
+        // This test holds no lruvec lock.
+        let mut unlocked = LruvecUnlocked::new();
 
         let guard = unlocked.lock(&a).ok_or(EINVAL)?;
         let held = (guard.is_held(), irqs_disabled());
@@ -293,13 +292,13 @@ mod tests {
     /// A folio that is not charged has no lruvec: C's lock would retry for ever.
     #[test]
     fn uncharged_folio_has_no_lruvec() -> Result {
-        if crate::mm::folio::mem_cgroup_disabled() {
+        if mem_cgroup_disabled() {
             return Ok(());
         }
         let charged = alloc_on(0)?;
         let uncharged = Folio::alloc(GFP_KERNEL, 0)?;
-        // SAFETY: This test holds no lruvec lock.
-        let mut unlocked = unsafe { LruvecUnlocked::new() };
+        // This test holds no lruvec lock.
+        let mut unlocked = LruvecUnlocked::new();
         let none = unlocked.lock(&uncharged).is_none();
         let relocked = unlocked
             .lock(&charged)
@@ -322,8 +321,8 @@ mod tests {
 
         let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
         let folio = alloc_on(0)?;
-        // SAFETY: This test holds no lruvec lock.
-        let mut unlocked = unsafe { LruvecUnlocked::new() };
+        // This test holds no lruvec lock.
+        let mut unlocked = LruvecUnlocked::new();
         let seen = unlocked.lock(&folio).map(|guard| {
             let mut inner = SpinLockIrq::lock(&lock);
             drop(guard);
@@ -344,8 +343,8 @@ mod tests {
         }
         let a = alloc_on(0)?;
         let b = alloc_on(1)?;
-        // SAFETY: This test holds no lruvec lock.
-        let mut unlocked = unsafe { LruvecUnlocked::new() };
+        // This test holds no lruvec lock.
+        let mut unlocked = LruvecUnlocked::new();
 
         let guard = unlocked.lock(&a).ok_or(EINVAL)?;
         let first = guard.as_raw();

@@ -53,3 +53,11 @@ impl MemCgroup {
         memcg.map_or(core::ptr::null_mut(), Self::as_raw)
     }
 }
+
+/// Returns whether the memory controller is disabled (`cgroup_disable=memory`, or no
+/// `CONFIG_MEMCG`): `mem_cgroup_disabled()`.
+#[inline]
+pub fn mem_cgroup_disabled() -> bool {
+    // SAFETY: Reads a static key; no requirements.
+    unsafe { bindings::mem_cgroup_disabled() }
+}
