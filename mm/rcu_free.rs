@@ -8,7 +8,7 @@
 //! instead of freeing it, and it is freed once an RCU grace period that started after that has
 //! passed: no reader can still see it then.
 //!
-//! Each CPU keeps two lists of such folios (`struct rcu_free_pcp`, mm/page_alloc.h):
+//! Each CPU keeps two lists of such folios (`struct rcu_free_pcp`, mm/rcu_free.h):
 //!
 //! - `open` takes the folios freed on the CPU. `open_cookie` is the full RCU state cookie
 //!   (`get_state_synchronize_rcu_full()`) taken at the latest addition, so a grace period that
@@ -31,7 +31,7 @@
 //! the deferrals and expedited grace periods in the `rcu_free_deferred` and `rcu_free_expedited`
 //! events.
 //!
-//! C header: [`mm/page_alloc.h`](srctree/mm/page_alloc.h)
+//! C header: [`mm/rcu_free.h`](srctree/mm/rcu_free.h)
 
 use kernel::{
     bindings, container_of,
@@ -209,7 +209,8 @@ impl Drop for PcpGuard {
 }
 
 /// Frees a batch of folios whose grace period has passed: clears `PG_rcu_free`, takes them out
-/// of `NR_FREE_RCU_PAGES` and hands them to `free_unref_folios()`, which empties the batch.
+/// of `NR_FREE_RCU_PAGES` and hands them to `free_unref_folios()` (through
+/// `rcu_free_release()`), which empties the batch.
 ///
 /// # Safety
 ///
@@ -226,7 +227,7 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
     }
     // SAFETY: The batch holds valid folios with a reference count of zero, uncharged and off the
     // LRU, as the page allocator took them; without `PG_rcu_free` they are freed now.
-    unsafe { bindings::free_unref_folios(batch.as_raw()) };
+    unsafe { bindings::rcu_free_release(batch.as_raw()) };
 }
 
 /// Frees what `pcp` holds whose grace period has passed. Returns the number of pages freed.

@@ -13,19 +13,7 @@
 //! - `Folio<Unreferenced>`: a folio whose reference count has reached zero, on its way to the
 //!   page allocator. Only its freeing path can see it, so its state can be read and changed
 //!   without the races of a live folio; `folio_get()` on it would be a bug, and it has no
-//!   [`ARef`]:
-//!
-//! ```ignore,compile_fail
-//! use kernel::{
-//!     mm::folio::{Folio, Unreferenced},
-//!     sync::aref::ARef, //
-//! };
-//!
-//! /// Would take a reference to a folio on its way to the page allocator.
-//! fn revive(folio: &Folio<Unreferenced>) -> ARef<Folio<Unreferenced>> {
-//!     ARef::from(folio) // error[E0277]: the trait bound `Folio<Unreferenced>: AlwaysRefCounted` is not satisfied
-//! }
-//! ```
+//!   [`ARef`].
 //!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
@@ -61,6 +49,20 @@ pub enum Referenced {}
 /// The folio's reference count has reached zero and stays zero for the borrow: the folio is on
 /// its way to being freed, and only the freeing path can see it. The deferred split unqueue and
 /// the deferred free of `PG_rcu_free` folios work on such folios.
+///
+/// No reference can be taken to such a folio:
+///
+/// ```ignore,compile_fail
+/// use kernel::{
+///     mm::folio::{Folio, Unreferenced},
+///     sync::aref::ARef, //
+/// };
+///
+/// /// Would take a reference to a folio on its way to the page allocator.
+/// fn revive(folio: &Folio<Unreferenced>) -> ARef<Folio<Unreferenced>> {
+///     ARef::from(folio) // error[E0277]: the trait bound `Folio<Unreferenced>: AlwaysRefCounted` is not satisfied
+/// }
+/// ```
 pub enum Unreferenced {}
 
 impl RefState for Referenced {}
