@@ -51,7 +51,9 @@ fn deferred_split_lru() -> &'static ListLru {
 /// queued do not end a run.
 ///
 /// A folio that breaks the rules below (a reference count that is not zero, or no memory
-/// cgroup) is left alone, and one warning is given for the batch, after the locks are dropped.
+/// cgroup) is unqueued all the same, as C's `__folio_unqueue_deferred_split()` does, under the
+/// lock its memcg names (the caller frees it next: left on the queue, it would be freed memory
+/// on a list), and warned about once, after the locks are dropped.
 ///
 /// Returns what it did: the folios taken off the queue and the lock round trips it took.
 ///
@@ -130,11 +132,7 @@ unsafe fn unqueue_from<'a>(
         if !may_be_queued(folio) {
             continue;
         }
-        if folio.ref_count() != 0 || (!mem_cgroup_disabled() && !folio.is_memcg_charged()) {
-            // Somebody else holds it, or its sublist is not known: leave it alone.
-            bad = true;
-            continue;
-        }
+        bad |= folio.ref_count() != 0 || (!mem_cgroup_disabled() && !folio.is_memcg_charged());
 
         let nid = folio.nid();
         // SAFETY: With a reference count of zero we hold the folio exclusively, which keeps
@@ -181,7 +179,11 @@ unsafe fn unqueue_from<'a>(
         }
     }
     drop(locked);
-    warn_on!(bad);
+    if bad {
+        kernel::do_once_lite! {
+            warn_on!(true);
+        }
+    }
     unqueued
 }
 
@@ -215,13 +217,7 @@ mod tests {
         ptr::NonNull, //
     };
     use kernel::{
-        mm::{
-            folio::{
-                RefState,
-                Referenced, //
-            },
-            node::nr_online_nodes,
-        },
+        mm::{folio::RefState, node::nr_online_nodes},
         sync::aref::ARef,
     };
 
@@ -413,38 +409,6 @@ mod tests {
             }
         );
         assert!(!is_queued(&*frozen[0]) && !is_queued(&*frozen[1]));
-        Ok(())
-    }
-
-    /// The C callers: `folios_put()` frees a batch, unqueueing its queued folios on the way.
-    #[test]
-    fn folios_put_unqueues() -> Result {
-        if !thp_ready() {
-            return Ok(());
-        }
-        let mut folios = KVec::new();
-        for order in [2, 3, pmd_order(), 0] {
-            let folio = alloc_folio(order)?;
-            if order > 1 {
-                queue(&folio, true);
-                assert!(is_queued(&*folio));
-            }
-            folios.push(folio, GFP_KERNEL)?;
-        }
-        let mut batch = FolioBatch::<Referenced>::new();
-        for folio in folios.iter() {
-            // SAFETY: Each folio keeps its reference until `folios_put_refs()` drops it.
-            unsafe { batch.push(folio)? };
-        }
-        // The batch takes over our references, which `folios_put_refs()` drops.
-        for folio in folios.drain_all() {
-            let _ = ARef::into_raw(folio);
-        }
-        // SAFETY: A batch of folios it holds one reference to each; the call drops them.
-        unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
-        // The folios are free: one still queued is a bad page to the free path's checks
-        // (`free_tail_page_prepare()`: "on deferred list"), a report the kernel log check fails
-        // the run on. The queue's length says nothing here: THPs of others may come and go.
         Ok(())
     }
 

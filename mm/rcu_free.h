@@ -63,6 +63,7 @@ void rcu_free_release(struct folio_batch *fbatch);
 #ifdef CONFIG_PAGE_RCU_FREE_KUNIT_TEST
 bool rcu_free_pcp_holds(struct rcu_free_pcp *pcp, struct folio *folio);
 void rcu_free_test_force_short(void);
+void rcu_free_test_skip(const char *why);
 #endif
 
 /* The mechanism, in mm/rcu_free.rs. */

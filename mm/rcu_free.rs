@@ -116,6 +116,10 @@ impl PcpGuard {
     }
 
     /// The folios freed since `closed` was last filled.
+    ///
+    /// The list's safe methods could break the guard's invariants (a folio moved between the
+    /// lists without its cookie): only the guard's methods use it, and this module is the
+    /// boundary of that rule.
     #[inline]
     fn open(&self) -> &FolioList<Unreferenced> {
         // SAFETY: By the type invariants, `pcp` is valid and its lock, which protects the list
@@ -360,22 +364,27 @@ static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
 /// period. It also waits for the work items that are freeing folios they took, so that all that
-/// waited is free when it returns: for the allocator before OOM and for callers
-/// about to test that pages are free (isolation, memory offline, memory failure). It does not
-/// wait for a grace period when none waits. Drains run one at a time ([`DrainLock`]).
+/// waited is free when it returns: for the allocator before OOM and for callers about to test
+/// that pages are free (isolation, memory offline, memory failure). It does not wait for a grace
+/// period when none waits. Drains run one at a time ([`DrainLock`]).
 ///
 /// Returns the number of pages it freed itself or, if it freed none, 1 when it waited for a work
-/// that was freeing a batch or when a drain began and ended while it waited for the lock. A hint: zero does not prove that nothing was freed for the caller (a drain that ended
-/// between what the caller saw and its call freed it), so the callers look again whatever it
-/// returns.
+/// that was freeing a batch or when a drain began and ended while it waited for the lock. A
+/// hint: zero does not prove that nothing was freed for the caller (a drain that ended between
+/// what the caller saw and its call freed it), so the callers look again whatever it returns.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
 /// offline test that a range is free.
 ///
+/// # Context
+///
+/// Process context that may sleep, outside `rcu_read_lock()`; not one of this module's works
+/// and not inside a drain (the lock is not recursive), which would deadlock.
+///
 /// # Safety
 ///
-/// Process context that may sleep, outside `rcu_read_lock()`, not one of this module's works and
-/// not inside a drain (the lock is not recursive).
+/// None beyond the context, which is not about memory safety: the function is `unsafe` because
+/// `#[export]` checks it against bindgen's declaration of the C entry point.
 #[export]
 pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     // What the caller saw (a range busy, an allocation failed) is ordered before the sample:
@@ -572,28 +581,14 @@ mod tests {
         found
     }
 
-    /// Waits up to ten seconds for the per-CPU works to free `folios`, including a batch a work
-    /// has taken off its list and is still freeing. Returns whether they were freed.
     /// Marks the running test skipped, with `why`: `kunit_mark_skipped()`.
     fn skip(why: &core::ffi::CStr) {
-        // SAFETY: A KUnit test is running in this thread: `kunit_get_current_test()` returns it,
-        // and its status is the test thread's to write.
-        unsafe {
-            let test = bindings::kunit_get_current_test();
-            if test.is_null() {
-                return;
-            }
-            (*test).status = bindings::kunit_status_KUNIT_SKIPPED;
-            let comment = &mut (*test).status_comment;
-            let why = why.to_bytes();
-            let len = why.len().min(comment.len() - 1);
-            for (to, &from) in comment.iter_mut().zip(&why[..len]) {
-                *to = from as _;
-            }
-            comment[len] = 0;
-        }
+        // SAFETY: Called from a KUnit test; `why` is a valid C string.
+        unsafe { bindings::rcu_free_test_skip(why.as_ptr()) };
     }
 
+    /// Waits up to ten seconds for the per-CPU works to free `folios`, including a batch a work
+    /// has taken off its list and is still freeing. Returns whether they were freed.
     fn wait_freed(folios: &[*mut bindings::folio]) -> bool {
         for _ in 0..1000 {
             if !folios.iter().any(|&folio| waits(folio)) {

@@ -16,6 +16,12 @@ __rust_helper struct folio *rust_helper___folio_alloc_node(gfp_t gfp, unsigned i
 	return __folio_alloc_node(gfp, order, nid);
 }
 
+/* nr_online_nodes, which node hotplug writes with plain stores, read without a lock. */
+__rust_helper unsigned int rust_helper_nr_online_nodes_racy(void)
+{
+	return data_race(nr_online_nodes);
+}
+
 __rust_helper unsigned int rust_helper_folio_order(const struct folio *folio)
 {
 	return folio_order(folio);

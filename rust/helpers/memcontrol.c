@@ -24,11 +24,6 @@ __rust_helper int rust_helper_mem_cgroup_charge(struct folio *folio, struct mm_s
 	return mem_cgroup_charge(folio, mm, gfp);
 }
 
-__rust_helper void rust_helper_mem_cgroup_uncharge(struct folio *folio)
-{
-	mem_cgroup_uncharge(folio);
-}
-
 __rust_helper bool rust_helper_folio_matches_lruvec(struct folio *folio, struct lruvec *lruvec)
 {
 	return folio_matches_lruvec(folio, lruvec);

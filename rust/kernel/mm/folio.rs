@@ -60,7 +60,7 @@ pub enum Referenced {}
 ///
 /// /// Would take a reference to a folio on its way to the page allocator.
 /// fn revive(folio: &Folio<Unreferenced>) -> ARef<Folio<Unreferenced>> {
-///     ARef::from(folio) // error[E0277]: the trait bound `Folio<Unreferenced>: AlwaysRefCounted` is not satisfied
+///     ARef::from(folio) // error[E0277]: not `AlwaysRefCounted`
 /// }
 /// ```
 pub enum Unreferenced {}
@@ -105,9 +105,9 @@ unsafe impl Send for Folio<Referenced> {}
 // reads without a lock, or change the reference count atomically.
 unsafe impl Sync for Folio<Referenced> {}
 
-/// The reference count an overflowed one is set to, as `refcount_t` saturates (`REFCOUNT_SATURATED`,
-/// `INT_MIN / 2`): far from zero both ways, so that the folio leaks instead of being freed while
-/// it is still referenced.
+/// The reference count an overflowed one is set to, as `refcount_t` saturates
+/// (`REFCOUNT_SATURATED`, `INT_MIN / 2`): far from zero both ways, so that the folio leaks
+/// instead of being freed while it is still referenced.
 const REF_SATURATED: i32 = i32::MIN / 2;
 
 // SAFETY: By the type invariants, the reference count of a `Folio<Referenced>` is not zero, so
@@ -141,7 +141,12 @@ impl Folio<Referenced> {
         // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
         // lost to this store: the count stays far from zero either way.
         unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
-        crate::pr_warn_once!("folio reference count overflow: the folio is leaked\n");
+        // Once, with the backtrace of the reference taken, as `refcount_t` warns: the later
+        // reports (GUP's test of a count below zero) would point elsewhere.
+        crate::do_once_lite! {
+            crate::pr_warn!("folio reference count overflow: the folio is leaked\n");
+            crate::warn_on!(true);
+        }
     }
 }
 
@@ -209,15 +214,7 @@ impl<S: RefState> Folio<S> {
     }
 
     /// Returns whether the folio is a large folio that rmap tracks (`PG_large_rmappable`): only
-    /// such folios of order two or more have a deferred split list link. False for a folio of
-    /// one page.
-    #[inline]
-    pub fn is_large_rmappable(&self) -> bool {
-        // SAFETY: The folio is large.
-        self.is_large() && unsafe { self.is_large_rmappable_unchecked() }
-    }
-
-    /// [`Folio::is_large_rmappable`] without the test that the folio is large.
+    /// such folios of order two or more have a deferred split list link.
     ///
     /// # Safety
     ///
@@ -385,15 +382,16 @@ mod tests {
     #[test]
     fn ref_overflow_saturates() -> Result {
         let folio = Folio::alloc(GFP_KERNEL, 0)?;
-        // SAFETY: A folio that only this test sees: its count may be anything until it is set
-        // back to our one reference below.
+        // SAFETY: A folio that nobody else holds: its count may be anything until it is set
+        // back to our one reference below. A PFN walker's speculative reference
+        // (`folio_try_get()`) may come and go meanwhile, hence the margin below.
         unsafe { bindings::folio_set_count(folio.as_raw(), i32::MAX) };
         // The saturated count does not track this reference: it is given up with the count.
         core::mem::forget(folio.clone());
         let count = folio.ref_count();
         // SAFETY: As above.
         unsafe { bindings::folio_set_count(folio.as_raw(), 1) };
-        assert_eq!(count, REF_SATURATED);
+        assert!((REF_SATURATED - 64..=REF_SATURATED + 64).contains(&count));
         Ok(())
     }
 }

@@ -17,8 +17,7 @@ use crate::{
     mm::folio::{
         Folio,
         RefState,
-        Referenced,
-        Unreferenced, //
+        Referenced, //
     },
     types::Opaque, //
 };
@@ -30,10 +29,12 @@ pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 /// A wrapper for the kernel's `struct folio_batch`.
 ///
 /// `S` is the state of the folios' reference counts: [`Referenced`] (each has a reference that
-/// outlives the batch's borrow) or [`Unreferenced`] (all zero).
+/// outlives the batch's borrow) or [`Unreferenced`](crate::mm::folio::Unreferenced) (all zero).
 ///
-/// A `FolioBatch` value is a batch owned by Rust ([`FolioBatch::new`]). A batch that C owns is
-/// seen through a shared reference with the lifetime of the C call, [`FolioBatch::from_raw`]:
+/// A `FolioBatch` value is a batch owned by Rust ([`FolioBatch::new`]). It has no destructor: a
+/// batch dropped with folios in it leaks what they stood for (a reference, or the folio itself).
+/// A batch that C owns is seen through a shared reference with the lifetime of the C call,
+/// [`FolioBatch::from_raw`]:
 /// it cannot be moved out of, nor swapped with a batch that Rust owns, so its folios cannot
 /// outlive the call.
 ///
@@ -91,7 +92,7 @@ impl<S: RefState> FolioBatch<S> {
     ///   none null: not the `fbatch` of `folio_batch_move_lru()` after it took folios out,
     ///   which leaves null holes.
     /// - Those folios must stay valid and in state `S` for `'a`: if `S` is [`Referenced`], each
-    ///   has a reference that outlives `'a`; if [`Unreferenced`], all have a reference count of
+    ///   has a reference that outlives `'a`; if `Unreferenced`, all have a reference count of
     ///   zero, and the caller is their freeing path.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::folio_batch) -> &'a Self {
@@ -140,7 +141,7 @@ impl<S: RefState> FolioBatch<S> {
     ///
     /// fn first_after_reinit(batch: &mut FolioBatch) -> bool {
     ///     let first = batch.iter().next();
-    ///     batch.reinit(); // error[E0502]: cannot borrow `*batch` as mutable because it is also borrowed as immutable
+    ///     batch.reinit(); // error[E0502]: `*batch` is borrowed
     ///     first.is_some()
     /// }
     /// ```
@@ -200,21 +201,6 @@ impl<S: RefState> FolioBatch<S> {
             (*batch).nr += 1;
         }
         Ok(self.space())
-    }
-}
-
-impl FolioBatch<Referenced> {
-    /// Views the batch as one whose folios all have a reference count of zero.
-    ///
-    /// # Safety
-    ///
-    /// Every folio in the batch must have a reference count of zero, and keep it for as long as
-    /// the returned view is used; the caller must be the path that frees them.
-    #[inline]
-    pub unsafe fn assume_unreferenced(&self) -> &FolioBatch<Unreferenced> {
-        // SAFETY: The batch is valid for the borrow of `self` and only read through the view;
-        // the caller guarantees the extra invariant of `Unreferenced`.
-        unsafe { FolioBatch::from_raw(self.as_raw()) }
     }
 }
 

@@ -110,6 +110,9 @@ impl<S: RefState> FolioList<S> {
     ///   of the list.
     /// - The caller must hold what protects the list (its lock) for `'a`, in the context the
     ///   reference is used in; nothing but [`FolioList`] views of it may change it for `'a`.
+    /// - A folio that leaves the list through the view ([`FolioList::move_to_batch`]) stays the
+    ///   holder's, valid and in state `S`, beyond `'a`, until the holder frees it or changes
+    ///   its state.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::list_head) -> &'a Self {
         // CAST: `FolioList` is a transparent wrapper of `bindings::list_head`.

@@ -147,7 +147,7 @@ impl ListLru {
 /// fn is_send<T: Send>() {}
 ///
 /// fn guard_is_send() {
-///     is_send::<ListLruGuard<'static>>(); // error[E0277]: `NonNull<list_lru_one>` cannot be sent between threads safely
+///     is_send::<ListLruGuard<'static>>(); // error[E0277]: not `Send`
 /// }
 /// ```
 ///
@@ -226,8 +226,8 @@ mod tests {
     };
     use core::ops::Deref;
 
-    // What the tests need and the series' users do not: a list_lru of the test's own (the
-    // deferred split queue is C's), and adding to it.
+    // What only the tests need: a list_lru of their own (the deferred split queue is C's), and
+    // adding to it.
 
     /// A `struct list_lru` that the test initialises and destroys.
     ///

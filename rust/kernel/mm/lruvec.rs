@@ -10,7 +10,9 @@
 //!
 //! [`LruvecUnlocked`] is the proof that a context holds no lruvec lock. Taking one borrows it for
 //! as long as the [`LruvecGuard`] lives, so a function that takes `&LruvecUnlocked` cannot be
-//! called under a lruvec lock: the compiler rejects it.
+//! called with the token the guard borrows: the compiler rejects it. The proof is about
+//! deadlocks: making another token under the guard is safe, and a bug that it no longer catches,
+//! as taking a lock twice is.
 //!
 //! # Guards that disable interrupts
 //!
@@ -53,7 +55,7 @@ use core::{
 /// fn is_send<T: Send>() {}
 ///
 /// fn guard_is_send() {
-///     is_send::<LruvecGuard<'static>>(); // error[E0277]: `NonNull<lruvec>` cannot be sent between threads safely
+///     is_send::<LruvecGuard<'static>>(); // error[E0277]: not `Send`
 /// }
 /// ```
 ///
@@ -161,7 +163,7 @@ impl LruvecGuard<'_> {
     /// Returns whether lockdep may see the lruvec lock held: false only if lockdep knows that it
     /// is not (true without lockdep, or when a taint has turned it off).
     #[inline]
-    pub fn is_held(&self) -> bool {
+    pub fn may_be_held(&self) -> bool {
         // SAFETY: By the type invariants, the lruvec is valid.
         unsafe { bindings::lruvec_lock_is_held(self.as_raw()) != 0 }
     }
@@ -269,11 +271,11 @@ mod tests {
         let mut unlocked = LruvecUnlocked::new();
 
         let guard = unlocked.lock(&a).ok_or(EINVAL)?;
-        let held = (guard.is_held(), irqs_disabled());
+        let held = (guard.may_be_held(), irqs_disabled());
         let matches = (guard.matches(&a), guard.matches(&b));
         let lruvec = guard.as_raw();
         let relocked = guard.relock(&b).map(|guard| {
-            let relocked = (guard.as_raw(), guard.is_held());
+            let relocked = (guard.as_raw(), guard.may_be_held());
             guard.unlock();
             relocked
         });
@@ -352,7 +354,7 @@ mod tests {
         let (second, relocked, first_released) = match guard.relock(&b) {
             Some(guard) => (
                 guard.as_raw(),
-                (guard.matches(&b), guard.is_held()),
+                (guard.matches(&b), guard.may_be_held()),
                 known_unlocked(first),
             ),
             None => (first, (false, false), false),

@@ -4,14 +4,7 @@
 //!
 //! C header: [`include/linux/nodemask.h`](srctree/include/linux/nodemask.h)
 
-#[cfg(CONFIG_NUMA)]
-use crate::{
-    bindings,
-    sync::atomic::{
-        Atomic,
-        Relaxed, //
-    },
-};
+use crate::bindings;
 
 /// Returns the number of possible node ids, `nr_node_ids`: node ids are below it.
 ///
@@ -38,17 +31,8 @@ pub fn nr_node_ids() -> u32 {
 /// 1 without `CONFIG_NUMA`.
 #[inline]
 pub fn nr_online_nodes() -> u32 {
-    #[cfg(CONFIG_NUMA)]
-    // SAFETY: A global that lives for ever, aligned. `node_set_online()` and
-    // `node_set_offline()` write it with plain stores, which C reads without a lock too: an
-    // atomic load of an aligned `unsigned int` reads a value that was stored, old or new.
-    unsafe {
-        Atomic::from_ptr(&raw mut bindings::nr_online_nodes).load(Relaxed)
-    }
-
-    // A macro, `1U`, without NUMA.
-    #[cfg(not(CONFIG_NUMA))]
-    {
-        1
-    }
+    // SAFETY: No requirements: `node_set_online()` and `node_set_offline()` write the variable
+    // with plain stores, and the helper reads it with `data_race()`, as C's lockless readers
+    // may.
+    unsafe { bindings::nr_online_nodes_racy() }
 }
