@@ -584,7 +584,7 @@ mod tests {
     /// Marks the running test skipped, with `why`: `kunit_mark_skipped()`.
     fn skip(why: &core::ffi::CStr) {
         // SAFETY: Called from a KUnit test; `why` is a valid C string.
-        unsafe { bindings::rcu_free_test_skip(why.as_ptr()) };
+        unsafe { bindings::rcu_free_test_skip(why.as_ptr().cast()) };
     }
 
     /// Waits up to ten seconds for the per-CPU works to free `folios`, including a batch a work
