@@ -156,6 +156,11 @@ impl<S: RefState> FolioBatch<S> {
         // SAFETY: By the type invariants, `inner` is valid.
         let folios = unsafe { &(*self.as_raw()).folios };
         folios[..self.len()].iter().map(|&folio| {
+            // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying so
+            // keeps the compiler from testing each for null (`Option<&Folio>` has null as
+            // `None`): one test per folio. A null entry from C breaks the invariant, as it
+            // would break C's loops, which dereference it.
+            unsafe { core::hint::assert_unchecked(!folio.is_null()) };
             // SAFETY: By the type invariants, the first `nr` entries point to valid folios in
             // state `S`, which stay so while the batch is borrowed.
             unsafe { Folio::from_raw(folio) }
