@@ -141,11 +141,13 @@ impl Folio<Referenced> {
         // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
         // lost to this store: the count stays far from zero either way.
         unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
-        // Once, with the backtrace of the reference taken, as `refcount_t` warns: the later
-        // reports (GUP's test of a count below zero) would point elsewhere.
+        // Once, with the backtrace of the reference taken, as `refcount_t` reports: the later
+        // reports (GUP's test of a count below zero) would point elsewhere. Not a `WARN`: the
+        // folio is leaked, not freed, and `panic_on_warn` would turn the leak into a panic.
         crate::do_once_lite! {
-            crate::pr_warn!("folio reference count overflow: the folio is leaked\n");
-            crate::warn_on!(true);
+            crate::pr_err!("folio reference count overflow: the folio is leaked\n");
+            // SAFETY: No requirements.
+            unsafe { bindings::dump_stack() };
         }
     }
 }
