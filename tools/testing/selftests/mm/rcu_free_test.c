@@ -769,7 +769,14 @@ static void mlocked_reads(void)
 		return;
 	}
 	posix_fadvise(fd, base, MLOCK_PAGES * STRIDE, POSIX_FADV_DONTNEED);
-	p = mmap(NULL, MLOCK_PAGES * STRIDE, PROT_READ, MAP_SHARED, fd, base);
+	/*
+	 * Mapped and populated before mlock(), whose walk of the page tables
+	 * then mlocks every folio, large ones included: a fault into a
+	 * VM_LOCKED range mlocks a large folio only when it maps the whole
+	 * folio at once (folio_add_file_rmap_ptes()), which fault-around does
+	 * not always do, and its pages would stay evictable.
+	 */
+	p = mmap(NULL, MLOCK_PAGES * STRIDE, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, base);
 	if (p == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
 	if (mlock(p, MLOCK_PAGES * STRIDE)) {
