@@ -8,7 +8,7 @@
 //! mm/vmscan.c collect such folios under the lruvec lock; this unqueues them after that lock is
 //! dropped, so the list_lru lock round trips no longer lengthen the lruvec critical section.
 //!
-//! C header: [`mm/internal.h`](srctree/mm/internal.h)
+//! C header: [`mm/deferred_split.h`](srctree/mm/deferred_split.h)
 
 use kernel::{
     bindings,
@@ -135,7 +135,9 @@ unsafe fn unqueue_from<'a>(
         bad |= folio.ref_count() != 0 || (!mem_cgroup_disabled() && !folio.is_memcg_charged());
 
         let nid = folio.nid();
-        // SAFETY: With a reference count of zero we hold the folio exclusively, which keeps
+        // SAFETY: With a reference count of zero (the caller's contract: a folio that breaks it
+        // is the caller's bug, warned about below and handled as C handles it, by unqueueing
+        // from the sublist its memcg names) we hold the folio exclusively, which keeps
         // its objcg binding stable (`folio_memcg()`'s rules); the memcg that objcg maps to may
         // be reparented meanwhile, which `lock()` handles as C does, by locking the
         // nearest live ancestor's sublist, where reparenting moved the folio. We are under
@@ -160,7 +162,7 @@ unsafe fn unqueue_from<'a>(
         // SAFETY: The folio's link is either empty or on the sublist of its node and memcg (or,
         // if that memcg was reparented, of the ancestor), which `guard` holds: a guard taken
         // for the same (node, memcg) covers it, see `is_for()`. Nothing else can hold the folio
-        // (reference count zero).
+        // (reference count zero, by the caller's contract).
         if unsafe { guard.del(folio.deferred_list()) } {
             // SAFETY: The folio may be deferred split, so it is large.
             if unsafe { folio.is_partially_mapped_unchecked() } {

@@ -722,7 +722,9 @@ out:
 }
 
 #define NOLOCK_COPIED	"/sys/kernel/debug/filemap/lockless_reads_copied"
-#define MLOCK_PAGES	64
+#define MLOCK_SPAN	(2UL << 20)	/* a PMD on x86-64 and arm64 (4K pages) */
+#define MLOCK_PAGES	(MLOCK_SPAN / STRIDE)
+#define MLOCK_READ_PAGES	64	/* make_hot()'s */
 #define MLOCK_READS	1000
 #define KPF_UNEVICTABLE_BIT	18	/* include/uapi/linux/kernel-page-flags.h */
 
@@ -744,6 +746,15 @@ static void lru_drain(void)
  * earlier life counts), checks that every page is unevictable
  * (/proc/kpageflags) and that almost every read of MLOCK_READS was copied
  * without a reference. Nothing else reads meanwhile.
+ *
+ * The range is mapped, populated, before mlock(), whose walk of the page
+ * tables then mlocks every folio: a fault into a VM_LOCKED range mlocks a
+ * large folio only when it maps the whole folio at once
+ * (folio_add_file_rmap_ptes()), which fault-around does not always do. The
+ * walk goes one PMD at a time and takes a large folio only whole within
+ * it, so the mapping is MLOCK_SPAN, at an address aligned as the file
+ * offset is: every folio of the page cache (at most PMD-sized) then lies
+ * within one PMD of it.
  */
 static void mlocked_reads(void)
 {
@@ -753,7 +764,8 @@ static void mlocked_reads(void)
 	int fd, pm, kpf, i;
 	char buf[16];
 	long copied;
-	void *p;
+	char *res, *p;
+	int retried = 0;
 
 	if (access(NOLOCK_COPIED, R_OK)) {
 		ksft_test_result_skip("%s: no %s\n", name, NOLOCK_COPIED);
@@ -769,15 +781,13 @@ static void mlocked_reads(void)
 		return;
 	}
 	posix_fadvise(fd, base, MLOCK_PAGES * STRIDE, POSIX_FADV_DONTNEED);
-	/*
-	 * Mapped and populated before mlock(), whose walk of the page tables
-	 * then mlocks every folio, large ones included: a fault into a
-	 * VM_LOCKED range mlocks a large folio only when it maps the whole
-	 * folio at once (folio_add_file_rmap_ptes()), which fault-around does
-	 * not always do, and its pages would stay evictable.
-	 */
-	p = mmap(NULL, MLOCK_PAGES * STRIDE, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, base);
-	if (p == MAP_FAILED)
+	/* base is MLOCK_SPAN-aligned: so is the mapping, in a reservation. */
+	res = mmap(NULL, 2 * MLOCK_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
+	p = (char *)(((uintptr_t)res + MLOCK_SPAN - 1) & ~(MLOCK_SPAN - 1));
+	if (mmap(p, MLOCK_SPAN, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
+		 base) == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
 	if (mlock(p, MLOCK_PAGES * STRIDE)) {
 		ksft_test_result_skip("%s: mlock: %s\n", name, strerror(errno));
@@ -794,12 +804,21 @@ static void mlocked_reads(void)
 		goto out;
 	}
 	for (i = 0; i < MLOCK_PAGES; i++) {
-		unsigned long pfn = pagemap_get_pfn(pm, (char *)p + i * STRIDE);
+		unsigned long pfn = pagemap_get_pfn(pm, p + i * STRIDE);
 
 		if (pread(kpf, &flags, sizeof(flags), pfn * sizeof(flags)) != sizeof(flags))
 			ksft_exit_fail_perror("kpageflags");
-		if (!(flags & (1ULL << KPF_UNEVICTABLE_BIT)))
+		if (flags & (1ULL << KPF_UNEVICTABLE_BIT))
+			continue;
+		/*
+		 * A folio that was off the LRU (compaction had it) when its
+		 * mlock batch drained goes to the unevictable list when it is
+		 * put back: drain once more.
+		 */
+		if (retried++)
 			break;
+		lru_drain();
+		i--;
 	}
 	close(pm);
 	close(kpf);
@@ -811,13 +830,14 @@ static void mlocked_reads(void)
 	make_hot(fd, base);
 	copied = read_long(NOLOCK_COPIED);
 	for (i = 0; i < MLOCK_READS; i++)
-		if (pread(fd, buf, sizeof(buf), base + (i % MLOCK_PAGES) * STRIDE) != sizeof(buf))
+		if (pread(fd, buf, sizeof(buf), base + (i % MLOCK_READ_PAGES) * STRIDE) !=
+		    sizeof(buf))
 			ksft_exit_fail_perror("pread");
 	copied = read_long(NOLOCK_COPIED) - copied;
 	ksft_test_result(copied * 10 >= MLOCK_READS * 9,
 			 "%s: %ld of %d reads without a reference\n", name, copied, MLOCK_READS);
 out:
-	munmap(p, MLOCK_PAGES * STRIDE);
+	munmap(res, 2 * MLOCK_SPAN);
 	close(fd);
 }
 
