@@ -16,9 +16,9 @@ __rust_helper struct folio *rust_helper___folio_alloc_node(gfp_t gfp, unsigned i
 	return __folio_alloc_node(gfp, order, nid);
 }
 
-/* nr_online_nodes, which node hotplug writes with plain stores, read without a lock. */
 __rust_helper unsigned int rust_helper_nr_online_nodes_racy(void)
 {
+	/* Node hotplug writes it with plain stores; a stale value is fine. */
 	return data_race(nr_online_nodes);
 }
 
