@@ -144,12 +144,19 @@ static int filemap_nolock_test_init(struct kunit *test)
 		if (fnk_read(t, buf, 16, 0) != 16)
 			break;
 	}
-	/* The tests' first read marks the folio accessed again. */
-	t->file->f_ra.prev_pos = -1;
+	/*
+	 * One more read, from where the last one ended, so that it marks
+	 * nothing: through the normal path, it sets f_ra.nolock now that the
+	 * drained folio reads as hot. The tests' first read marks the folio
+	 * accessed again.
+	 */
 	lru_add_drain_all();
-	if (!folio_test_rcu_free(t->folio) || !filemap_nolock_hot(t->folio)) {
-		kunit_err(test, "reads did not make the folio hot: flags %#lx\n",
-			  t->folio->flags.f);
+	fnk_read(t, buf, 16, 16);
+	t->file->f_ra.prev_pos = -1;
+	if (!folio_test_rcu_free(t->folio) || !filemap_nolock_hot(t->folio) ||
+	    !READ_ONCE(t->file->f_ra.nolock)) {
+		kunit_err(test, "reads did not make the folio hot: flags %#lx, f_ra.nolock %d\n",
+			  t->folio->flags.f, READ_ONCE(t->file->f_ra.nolock));
 		folio_put(t->folio);
 		fnk_put_file(t);
 		return -EAGAIN;
@@ -217,6 +224,32 @@ static void filemap_nolock_read_unflagged(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
+}
+
+/*
+ * A read is tried without a reference only if the last read that took one
+ * found its folio hot (f_ra.nolock): not after the normal path read a folio
+ * without PG_rcu_free, and again once it read a hot one.
+ */
+static void filemap_nolock_read_learns(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	char buf[16];
+
+	KUNIT_ASSERT_TRUE(test, READ_ONCE(t->file->f_ra.nolock));
+	folio_clear_rcu_free(t->folio);
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(t->file->f_ra.nolock));
+	/* Hot again: not tried, since the last read said no; it learns. */
+	folio_set_rcu_free(t->folio);
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(t->file->f_ra.nolock));
+	/* The next read is copied without a reference. */
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
 }
 
 /*
@@ -429,6 +462,7 @@ static void filemap_nolock_soft_offline_waits_unpoisoned(struct kunit *test)
 static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_read_hit, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_unflagged, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_learns, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_aged, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_readahead, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_bounds, filemap_nolock_fs_gen_params),

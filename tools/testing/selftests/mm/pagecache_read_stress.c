@@ -37,11 +37,21 @@
  * Any other byte is a wrong byte and fails the test. Seeds are fixed: the
  * order of events varies with the scheduler, the set of operations does not.
  *
+ * With -b, the argument is a block device instead (its first -s MiB, whose
+ * contents it overwrites), read and written through its page cache: the
+ * reads of one hot folio take neither a folio reference nor i_rwsem. There
+ * is no second file, truncater or puncher, and a zero byte is wrong too (a
+ * device has no holes). A block sizer changes the block size (BLKBSZSET)
+ * between the device's logical block size and a larger one, and with it the
+ * order of the page cache's folios: each change writes back and drops the
+ * whole page cache under the readers (set_blocksize()).
+ *
  * With the lockless reads on, some reads must have taken them (the count in
  * /sys/kernel/debug/filemap/lockless_reads_copied grows), or the run tested
  * only the normal path.
  *
  * Usage: pagecache_read_stress [-t readers] [-d seconds] [-s MiB] <directory>
+ *        pagecache_read_stress [-t readers] [-d seconds] [-s MiB] -b <block device>
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +63,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -72,11 +84,12 @@
 static char path_a[4096], path_b[4096];
 static size_t file_size = 8 << 20;
 static int nr_readers = 4, duration = 10;
+static bool blockdev;
 static atomic_bool stop;
-static atomic_long reads, read_bytes, wrong_bytes, ops[7];
-static const char * const op_names[7] = {
+static atomic_long reads, read_bytes, wrong_bytes, ops[8];
+static const char * const op_names[8] = {
 	"writes", "truncates", "hole punches", "cache drops", "compactions", "migrations",
-	"reuses",
+	"reuses", "block size changes",
 };
 
 /* The ids of the two files: both bytes non-zero, neither 0xee. */
@@ -159,6 +172,9 @@ static void *reader(void *p)
 		/* A quarter of the reads start (and end) inside a word. */
 		if ((r >> 12) % 4 == 0)
 			off += 1 + (r >> 56) % 7;
+		/* A device is larger than the part written. */
+		if (blockdev && off + len > file_size)
+			len = file_size - off;
 		n = pread(fd, buf, len, off);
 
 		if (n < 0)
@@ -168,12 +184,13 @@ static void *reader(void *p)
 		for (ssize_t i = 0; i < n; i++) {
 			uint8_t got = buf[i], want = ident_byte(arg->id, off + i);
 
-			if (got == want || got == 0)
+			if (got == want || (got == 0 && !blockdev))
 				continue;
 			atomic_fetch_add(&wrong_bytes, 1);
 			if (bad_reported++ < 5)
-				ksft_print_msg("%s: offset %llu: byte %#x, want %#x or 0\n",
-					       arg->path, (unsigned long long)(off + i), got, want);
+				ksft_print_msg("%s: offset %llu: byte %#x, want %#x%s\n",
+					       arg->path, (unsigned long long)(off + i), got, want,
+					       blockdev ? "" : " or 0");
 		}
 	}
 	close(fd);
@@ -338,9 +355,73 @@ static void *churner(void *unused __always_unused)
 	return NULL;
 }
 
+/*
+ * Changes the block size of the device between its logical block size and
+ * @arg's larger one, in turn, and back to the first at the end.
+ */
+static void *blocksizer(void *arg)
+{
+	int sizes[2] = { *(int *)arg, *((int *)arg + 1) };
+	int fd = open_file(path_a, O_RDONLY);
+	int i = 0;
+
+	while (!atomic_load(&stop)) {
+		if (ioctl(fd, BLKBSZSET, &sizes[++i % 2]))
+			ksft_exit_fail_perror("BLKBSZSET");
+		atomic_fetch_add(&ops[7], 1);
+		usleep(20000);
+	}
+	if (ioctl(fd, BLKBSZSET, &sizes[0]))
+		ksft_exit_fail_perror("BLKBSZSET");
+	close(fd);
+	return NULL;
+}
+
+/*
+ * The block sizes for blocksizer(): the logical block size and the largest
+ * of 16K, 8K and 4K above it that the device takes (a block larger than a
+ * page needs large folios in the page cache).
+ */
+static bool block_sizes(int sizes[2])
+{
+	static const int larger[] = { 16384, 8192, 4096 };
+	int fd = open_file(path_a, O_RDONLY), old;
+	bool found = false;
+
+	if (ioctl(fd, BLKSSZGET, &sizes[0]) || ioctl(fd, BLKBSZGET, &old))
+		ksft_exit_fail_perror("BLKSSZGET");
+	for (size_t i = 0; i < sizeof(larger) / sizeof(larger[0]) && !found; i++) {
+		if (larger[i] <= sizes[0])
+			continue;
+		sizes[1] = larger[i];
+		found = !ioctl(fd, BLKBSZSET, &sizes[1]);
+	}
+	if (ioctl(fd, BLKBSZSET, &old))
+		ksft_exit_fail_perror("BLKBSZSET");
+	close(fd);
+	return found;
+}
+
 static void create(const char *path, uint16_t id)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int fd;
+
+	if (blockdev) {
+		uint64_t size;
+
+		fd = open_file(path, O_RDWR);
+		if (ioctl(fd, BLKGETSIZE64, &size))
+			ksft_exit_fail_perror("BLKGETSIZE64");
+		if (size < file_size)
+			file_size = size & ~((1ULL << 20) - 1);
+		if (file_size < (1 << 20))
+			ksft_exit_skip("%s: smaller than 1 MiB\n", path);
+		write_all(fd, 0, file_size, id);
+		fsync(fd);
+		close(fd);
+		return;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
 	if (fd < 0)
 		ksft_exit_fail_perror(path);
@@ -373,10 +454,13 @@ int main(int argc, char **argv)
 	long long copied;
 	struct reader_arg *args;
 	pthread_t *threads;
-	int opt, nr = 0, i;
+	int opt, nr = 0, i, sizes[2];
 
-	while ((opt = getopt(argc, argv, "t:d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:s:b")) != -1) {
 		switch (opt) {
+		case 'b':
+			blockdev = true;
+			break;
 		case 't':
 			nr_readers = atoi(optarg);
 			break;
@@ -392,18 +476,25 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1 || nr_readers < 1 || duration < 1 || file_size < (1 << 20))
 		goto usage;
-	snprintf(path_a, sizeof(path_a), "%s/pagecache_read_stress.a", argv[optind]);
-	snprintf(path_b, sizeof(path_b), "%s/pagecache_read_stress.b", argv[optind]);
+	if (blockdev) {
+		snprintf(path_a, sizeof(path_a), "%s", argv[optind]);
+	} else {
+		snprintf(path_a, sizeof(path_a), "%s/pagecache_read_stress.a", argv[optind]);
+		snprintf(path_b, sizeof(path_b), "%s/pagecache_read_stress.b", argv[optind]);
+	}
 
 	ksft_print_header();
-	ksft_set_plan(3);
+	if (blockdev && !block_sizes(sizes))
+		ksft_exit_skip("%s: takes no block size but its logical one\n", path_a);
+	ksft_set_plan(blockdev ? 4 : 3);
 	copied = nolock_stat("lockless_reads_copied");
 	create(path_a, ID_A);
-	create(path_b, ID_B);
+	if (!blockdev)
+		create(path_b, ID_B);
 
 	threads = calloc(nr_readers + 8, sizeof(*threads));
 	args = calloc(nr_readers + 2, sizeof(*args));
-	for (i = 0; i < nr_readers + 2; i++) {
+	for (i = 0; i < nr_readers + (blockdev ? 0 : 2); i++) {
 		/* The last two: a reader and a writer of the other file. */
 		bool b = i >= nr_readers;
 
@@ -412,9 +503,13 @@ int main(int argc, char **argv)
 		pthread_create(&threads[nr++], NULL, reader, &args[i]);
 	}
 	pthread_create(&threads[nr++], NULL, writer, &args[0]);
-	pthread_create(&threads[nr++], NULL, writer, &args[nr_readers]);
-	pthread_create(&threads[nr++], NULL, truncater, NULL);
-	pthread_create(&threads[nr++], NULL, puncher, NULL);
+	if (blockdev) {
+		pthread_create(&threads[nr++], NULL, blocksizer, sizes);
+	} else {
+		pthread_create(&threads[nr++], NULL, writer, &args[nr_readers]);
+		pthread_create(&threads[nr++], NULL, truncater, NULL);
+		pthread_create(&threads[nr++], NULL, puncher, NULL);
+	}
 	pthread_create(&threads[nr++], NULL, dropper, NULL);
 	pthread_create(&threads[nr++], NULL, compactor, NULL);
 	pthread_create(&threads[nr++], NULL, migrator, NULL);
@@ -425,8 +520,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr; i++)
 		pthread_join(threads[i], NULL);
 
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 8; i++)
 		ksft_print_msg("%s: %ld\n", op_names[i], atomic_load(&ops[i]));
+	if (blockdev)
+		ksft_test_result(atomic_load(&ops[7]) > 10, "block size %d <-> %d, %ld changes\n",
+				 sizes[0], sizes[1], atomic_load(&ops[7]));
 	ksft_test_result(atomic_load(&reads) > 1000, "%ld reads, %ld bytes checked\n",
 			 atomic_load(&reads), atomic_load(&read_bytes));
 	ksft_test_result(atomic_load(&wrong_bytes) == 0, "%ld wrong bytes\n",
@@ -440,11 +538,15 @@ int main(int argc, char **argv)
 	else
 		ksft_test_result((copied = nolock_stat("lockless_reads_copied") - copied) > 0,
 				 "%lld reads copied without a folio reference\n", copied);
-	unlink(path_a);
-	unlink(path_b);
+	if (!blockdev) {
+		unlink(path_a);
+		unlink(path_b);
+	}
 	ksft_finished();
 
 usage:
-	fprintf(stderr, "usage: %s [-t readers] [-d seconds] [-s MiB] <directory>\n", argv[0]);
+	fprintf(stderr, "usage: %s [-t readers] [-d seconds] [-s MiB] <directory>\n"
+		"       %s [-t readers] [-d seconds] [-s MiB] -b <block device>\n",
+		argv[0], argv[0]);
 	return KSFT_FAIL;
 }
