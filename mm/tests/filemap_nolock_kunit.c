@@ -298,7 +298,11 @@ static void filemap_nolock_read_readahead(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, windows);
 }
 
-/* Reads past i_size, or across the end of the folio, take the normal path. */
+/*
+ * A read past i_size is cut there, as filemap_read() cuts it, and copied
+ * without a reference; a read that starts past i_size takes the normal
+ * path, which returns 0.
+ */
 static void filemap_nolock_read_bounds(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
@@ -306,8 +310,11 @@ static void filemap_nolock_read_bounds(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), FNK_SIZE - 8), 8);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, 8, FNK_SIZE - 8));
+	/* Nothing past the count returned. */
+	KUNIT_EXPECT_EQ(test, buf[8], 0x5a);
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), PAGE_SIZE - 8), 0);
-	KUNIT_EXPECT_EQ(test, t->windows, 0);
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
 }
 
 /*
