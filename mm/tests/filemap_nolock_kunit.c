@@ -101,6 +101,33 @@ static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, lo
 	return kernel_read(t->file, buf, len, &pos);
 }
 
+/*
+ * The reads copied without a reference so far, by any task (the count of
+ * debugfs lockless_reads_copied), or -1 without CONFIG_DEBUG_FS. The checks
+ * after the copy come after the window stub: only this count tells a read
+ * that passed them from one undone and read again by the normal path.
+ */
+static long fnk_copied(void)
+{
+#ifdef CONFIG_DEBUG_FS
+	long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += data_race(per_cpu(filemap_nolock_copied, cpu));
+	return sum;
+#else
+	return -1;
+#endif
+}
+
+/* At least one read copied without a reference since @before, if counted. */
+#define FNK_EXPECT_COPIED(test, before)					\
+	do {								\
+		if ((before) >= 0)					\
+			KUNIT_EXPECT_GT(test, fnk_copied(), before);	\
+	} while (0)
+
 /* Whether the next read of the file may be tried without a reference. */
 static bool fnk_nolock(struct filemap_nolock_test *t)
 {
@@ -211,9 +238,11 @@ static void filemap_nolock_read_hit(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
 	int refs = folio_ref_count(t->folio);
+	long copied = fnk_copied();
 	char buf[16];
 
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 8), sizeof(buf));
+	FNK_EXPECT_COPIED(test, copied);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 8));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
 	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
@@ -240,6 +269,7 @@ static void filemap_nolock_read_unflagged(struct kunit *test)
 static void filemap_nolock_read_learns(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
+	long copied;
 	char buf[16];
 
 	KUNIT_ASSERT_TRUE(test, fnk_nolock(t));
@@ -258,9 +288,31 @@ static void filemap_nolock_read_learns(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
 	KUNIT_EXPECT_TRUE(test, fnk_nolock(t));
 	/* The next read is copied without a reference. */
+	copied = fnk_copied();
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	FNK_EXPECT_COPIED(test, copied);
+}
+
+/*
+ * A whole small file read with a buffer larger than FILEMAP_NOLOCK_MAX, as
+ * cat(1) reads (128K): cut at i_size, it is small, and copied without a
+ * reference.
+ */
+static void filemap_nolock_read_big_buffer(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	size_t len = 2 * FILEMAP_NOLOCK_MAX;
+	long copied = fnk_copied();
+	char *buf = kunit_kmalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, len, 0), FNK_SIZE);
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, FNK_SIZE, 0));
+	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	FNK_EXPECT_COPIED(test, copied);
+	KUNIT_EXPECT_TRUE(test, fnk_nolock(t));
 }
 
 /*
@@ -306,10 +358,12 @@ static void filemap_nolock_read_readahead(struct kunit *test)
 static void filemap_nolock_read_bounds(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
+	long copied = fnk_copied();
 	char buf[32];
 
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), FNK_SIZE - 8), 8);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, 8, FNK_SIZE - 8));
+	FNK_EXPECT_COPIED(test, copied);
 	/* Nothing past the count returned. */
 	KUNIT_EXPECT_EQ(test, buf[8], 0x5a);
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
@@ -481,6 +535,7 @@ static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_read_hit, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_unflagged, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_learns, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_big_buffer, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_aged, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_readahead, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_bounds, filemap_nolock_fs_gen_params),
