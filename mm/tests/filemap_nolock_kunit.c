@@ -110,12 +110,10 @@ static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, lo
 static long fnk_copied(void)
 {
 #ifdef CONFIG_DEBUG_FS
-	long sum = 0;
-	int cpu;
+	u64 copied;
 
-	for_each_possible_cpu(cpu)
-		sum += data_race(per_cpu(filemap_nolock_copied, cpu));
-	return sum;
+	filemap_nolock_copied_get(NULL, &copied);
+	return copied;
 #else
 	return -1;
 #endif
