@@ -667,6 +667,11 @@ def message_block(msg, ident, what):
     for l in body:
         if l.startswith(("patch:",)) or l == "---":
             raise Refuse(f"{what}: its message has a line {l!r}, which mail.plan cannot hold")
+        # What git adds to the message of a conflicted rebase step and keeps
+        # when the step is committed without an editor (cleanup=whitespace).
+        if l.startswith("# Conflicts:"):
+            raise Refuse(f"{what}: its message still has git's '# Conflicts:' comment "
+                         f"from a rebase; reword the commit without it")
     return subject, [l.rstrip() for l in body]
 
 

@@ -436,17 +436,34 @@ static void filemap_nolock_race_not_uptodate(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, fnk_is_zero(buf, sizeof(buf)));
 }
 
-/* With the switch off, no read is copied without a reference. */
+/*
+ * With the switch off, no read is copied without a reference, and a read
+ * of a hot folio does not set PG_rcu_free: no reader needs the grace period.
+ * Switched on again, the normal path sets it.
+ */
 static void filemap_nolock_switch_off(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
-	char buf[16];
+	char buf[16], again[16];
+	bool flagged;
 
 	static_branch_disable(&filemap_nolock_reads);
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
+	folio_clear_rcu_free(t->folio);
+	/* Not where the last read ended: the read marks the folio. */
+	t->file->f_ra.prev_pos = 0;
+	KUNIT_EXPECT_EQ(test, fnk_read(t, again, sizeof(again), 0), sizeof(again));
+	flagged = folio_test_rcu_free(t->folio);
 	static_branch_enable(&filemap_nolock_reads);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(again, sizeof(again), 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
+	KUNIT_EXPECT_FALSE(test, flagged);
+
+	t->file->f_ra.prev_pos = 0;
+	KUNIT_EXPECT_EQ(test, fnk_read(t, again, sizeof(again), 0), sizeof(again));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(again, sizeof(again), 0));
+	KUNIT_EXPECT_TRUE(test, folio_test_rcu_free(t->folio));
 }
 
 #ifdef CONFIG_MEMORY_FAILURE

@@ -292,6 +292,19 @@ def test_refuses_a_file_no_plan_block_owns(env, ws):
     assert "mm/mremap.c" in msg
 
 
+def test_refuses_a_message_with_gits_conflict_comment(env, ws):
+    # A conflicted rebase step committed without an editor keeps git's
+    # "# Conflicts:" comment in the message; it must not reach a mail.
+    rebase_edit(env, 3)
+    m = git(env.edit, "log", "-1", "--format=%B").rstrip("\n")
+    git(env.edit, "commit", "-q", "--amend", "--cleanup=whitespace",
+        "-m", m + "\n\n# Conflicts:\n#\tmm/filemap.c\n")
+    git(env.edit, "rebase", "--continue")
+    msg = refused(env, ws, "# Conflicts:")
+    assert "reword" in msg
+    assert status(ws) == []
+
+
 def test_refuses_uncommitted_changes(env, ws):
     f = env.edit / "mm/filemap.c"
     f.write_text(f.read_text() + "/* not committed */\n")
