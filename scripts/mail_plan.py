@@ -2,16 +2,25 @@
 """Read patches/mail.plan into one directory per mail patch.
 
 Usage: mail_plan.py PLAN OUTDIR
-Writes OUTDIR/NN/{message,notes,files,quilt}: the commit message (subject,
-blank line, body), the notes below its "---" line (what changed in this
-patch since the previous version of the series: the mail carries them
-below its own "---", where git am drops them; empty if none), the
-repository files it adds and the quilt patches it applies, one per line.
+Writes OUTDIR/NN/{message,notes,files,quilt,from}: the commit message
+(subject, blank line, body), the notes below its "---" line (what changed
+in this patch since the previous version of the series: the mail carries
+them below its own "---", where git am drops them; empty if none), the
+repository files it adds and the quilt patches it applies, one per line,
+and the patch's author if it is not the sender ("from:", empty if none).
 Prints the number of patches.
+
+A block's "from: Name <email>" makes someone else the author of the patch
+(their code, carried by the series): its message must then hold their own
+"Signed-off-by: Name <email>", as submitting-patches.rst wants of a patch
+sent on by someone else.
 """
 
+import re
 import sys
 from pathlib import Path
+
+PERSON = re.compile(r"[^<>@\n]+ <[^<>@\s]+@[^<>@\s]+>")
 
 
 def strip_blank(lines):
@@ -29,7 +38,7 @@ def parse(text):
             continue
         if line.startswith("patch:"):
             cur = {"subject": line[6:].strip(), "files": [], "quilt": [], "body": [],
-                   "notes": None}
+                   "notes": None, "from": None}
             blocks.append(cur)
         elif cur is None:
             if line.strip():
@@ -38,6 +47,14 @@ def parse(text):
             cur["files"] += line[6:].split()
         elif line.startswith("quilt:") and not cur["body"]:
             cur["quilt"] += line[6:].split()
+        elif line.startswith("from:") and not cur["body"]:
+            who = line[5:].strip()
+            if cur["from"] is not None:
+                sys.exit(f"mail.plan: two 'from:' lines in: {cur['subject']}")
+            if not PERSON.fullmatch(who):
+                sys.exit(f"mail.plan: 'from:' must be 'Name <email>', not {who!r}, in: "
+                         f"{cur['subject']}")
+            cur["from"] = who
         elif cur["notes"] is not None:
             cur["notes"].append(line)
         elif line == "---" and cur["body"]:
@@ -55,6 +72,9 @@ def parse(text):
             sys.exit(f"mail.plan: subject longer than 75 characters: {b['subject']}")
         if not b["body"]:
             sys.exit(f"mail.plan: no commit message for: {b['subject']}")
+        if b["from"] and f"Signed-off-by: {b['from']}" not in b["body"]:
+            sys.exit(f"mail.plan: 'from: {b['from']}' but no 'Signed-off-by: {b['from']}' "
+                     f"in the message of: {b['subject']}")
     return blocks
 
 
@@ -70,6 +90,7 @@ def main():
         (d / "notes").write_text("".join(n + "\n" for n in b["notes"]))
         (d / "files").write_text("".join(f + "\n" for f in b["files"]))
         (d / "quilt").write_text("".join(q + "\n" for q in b["quilt"]))
+        (d / "from").write_text(b["from"] + "\n" if b["from"] else "")
     print(len(blocks))
 
 

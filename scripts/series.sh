@@ -5,7 +5,8 @@
 # A git repository of the base (build/series-git) gets one commit per plan
 # block: the block's files copied from this repository and its quilt
 # patches applied, signed off by whoever runs this (git config user.name
-# and user.email: the DCO sign-off must be the sender's own).
+# and user.email: the DCO sign-off must be the sender's own), authored by
+# them too unless the block says "from:" (someone else's patch).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -52,7 +53,10 @@ for d in "$blocks"/*/; do
 			die "patches/$p does not apply in the order of the plan"
 	done <"$d/quilt"
 	git -C "$repo" add -A -f
-	git -C "$repo" -c user.name="$name" -c user.email="$email" commit -q -s -F "$d/message"
+	# A patch of someone else's ("from:" in the plan) keeps them as its author.
+	author=()
+	[ ! -s "$d/from" ] || author=(--author="$(cat "$d/from")")
+	git -C "$repo" -c user.name="$name" -c user.email="$email" commit -q -s "${author[@]}" -F "$d/message"
 	if [ -s "$d/notes" ]; then
 		git -C "$repo" -c user.name="$name" -c user.email="$email" notes add -f -F "$d/notes"
 	fi

@@ -70,6 +70,19 @@ git -C "$repo" -c user.name=check -c user.email=check@localhost am -q "${mails[@
 	{ git -C "$repo" am --abort || true; die "git am of $out failed"; }
 mapfile -t commits < <(git -C "$repo" rev-list --reverse series-base..series-check-new)
 [ "${#commits[@]}" = "$n" ] || die "git am made ${#commits[@]} commits of $n mails"
+# Each patch's author is the one the plan names: its "from:" (someone
+# else's patch, carried with their authorship), else the sender.
+plan_dir=$(mktemp -d)
+trap 'rm -rf "$plan_dir"' EXIT
+[ "$("$TOP/scripts/mail_plan.py" "$TOP/patches/mail.plan" "$plan_dir")" = "$n" ] ||
+	die "$out has $n mails, patches/mail.plan another number of patches: run 'make series'"
+sender="$(git -C "$TOP" config user.name) <$(git -C "$TOP" config user.email)>"
+for ((i = 1; i <= n; i++)); do
+	want=$(cat "$plan_dir/$(printf '%02d' "$i")/from")
+	got=$(git -C "$repo" log -1 --format='%an <%ae>' "${commits[i - 1]}")
+	[ "$got" = "${want:-$sender}" ] ||
+		die "patch $i is authored by $got, but the plan says ${want:+from: }${want:-the sender, $sender}: run 'make series'"
+done
 same() { git -C "$repo" log -1 --format='%T%n%B' "$1"; }
 for ((i = 1; i < from; i++)); do
 	if [ "${#old[@]}" -lt "$i" ] || [ "$(same "${old[i - 1]}")" != "$(same "${commits[i - 1]}")" ]; then

@@ -185,6 +185,8 @@ class Plan:
 
 def render_block(b):
     lines = [f"patch: {b['subject']}"]
+    if b.get("from"):
+        lines.append(f"from: {b['from']}")
     if b["files"]:
         lines.append("files: " + " ".join(b["files"]))
     if b["quilt"]:
@@ -197,8 +199,8 @@ def render_block(b):
 
 
 def block_key(b):
-    return (b["subject"], tuple(b["files"]), tuple(b["quilt"]), tuple(b["body"]),
-            tuple(b["notes"]))
+    return (b["subject"], b.get("from"), tuple(b["files"]), tuple(b["quilt"]),
+            tuple(b["body"]), tuple(b["notes"]))
 
 
 def block_message(b, ident):
@@ -213,7 +215,10 @@ def block_message(b, ident):
                 if not l.strip():
                     break
                 para.append(l)
-            trailers = para and all(re.match(r"^[A-Za-z0-9-]+: ", l) for l in para)
+            # Trailers, and the "[ what changed ]" notes of a patch passed
+            # on (submitting-patches.rst), which git takes as part of them.
+            trailers = para and all(re.match(r"^[A-Za-z0-9-]+: |^\[.*\]$", l) for l in para) \
+                and any(re.match(r"^[A-Za-z0-9-]+: ", l) for l in para)
             msg += ("" if trailers else "\n") + sob + "\n"
     return msg
 
@@ -377,7 +382,8 @@ class Builder:
 
     def build(self, blocks, read_added, read_quilt, messages, who):
         """One commit per block, through one `git fast-import`; returns
-        [(commit, tree)]. `who`: the author and committer line."""
+        [(commit, tree)]. `who`: the author and committer line, and its date;
+        a block with "from:" has that author."""
         state = {}  # path -> (mode, bytes) or None
 
         def cur(p):
@@ -402,8 +408,10 @@ class Builder:
                         (old[0] if old else "100644", after[p])
                     changed.append(p)
             msg = messages[i].encode()
+            date = " ".join(who.rsplit(" ", 2)[1:])
+            author = f"{b['from']} {date}" if b.get("from") else who
             stream += b"commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n" % (
-                BUILD_REF.encode(), i + 1, who.encode(), who.encode(), len(msg), msg)
+                BUILD_REF.encode(), i + 1, author.encode(), who.encode(), len(msg), msg)
             if i == 0:
                 stream += b"from %s\n" % self.base.encode()
             for p in dict.fromkeys(changed):
@@ -500,14 +508,16 @@ def branch_commits(git, base, tip):
 def commit_info(git, c):
     raw = git.run("cat-file", "commit", c, text=False)
     head, _, msg = raw.partition(b"\n\n")
-    tree = parent = None
+    tree = parent = author = None
     parents = []
     for l in head.decode(errors="replace").splitlines():
         if l.startswith("tree "):
             tree = l[5:]
         elif l.startswith("parent "):
             parents.append(l[7:])
-    return {"commit": c, "tree": tree, "parents": parents,
+        elif l.startswith("author "):
+            author = l[7:].rsplit(" ", 2)[0]  # "Name <email>", without the date
+    return {"commit": c, "tree": tree, "parents": parents, "author": author,
             "message": msg.decode("utf-8", errors="replace")}
 
 
@@ -872,8 +882,15 @@ def cmd_absorb(a):
         used_quilt = [q for q in block_quilt if new_quilt_texts.get(q)]
         if not files and not used_quilt:
             raise Refuse(f"{c['what']} changes nothing the series keeps: drop it (git rebase -i)")
+        # Someone else's patch keeps its author as "from:" (make edit made the
+        # commit so; git commit --author makes a new one so).
+        author = c["author"] if c["author"] != (ident or "series <series@localhost>") else None
         b = {"subject": subject, "files": files, "quilt": used_quilt, "body": body,
-             "notes": notes}
+             "notes": notes, "from": author}
+        if author and f"Signed-off-by: {author}" not in body:
+            raise Refuse(f"{c['what']} is authored by {author}, whose message has no "
+                         f"'Signed-off-by: {author}': add it, or make the commit yours "
+                         f"(git commit --amend --reset-author)")
         raw_span = None
         if len(bs) == 1 and block_key(b) == block_key(old[bs[0]]):
             raw_span = plan.spans[bs[0]]

@@ -305,6 +305,30 @@ def test_refuses_a_message_with_gits_conflict_comment(env, ws):
     assert status(ws) == []
 
 
+def test_author_becomes_from(env, ws):
+    # Someone else's patch: absorb keeps its author as "from:", and make
+    # edit makes the commit theirs again.
+    rebase_edit(env, 4)
+    m = git(env.edit, "log", "-1", "--format=%B").rstrip("\n").split("\n")
+    m.insert(len(m) - 1, "Signed-off-by: Ann Other <ann@example.org>")
+    git(env.edit, "commit", "-q", "--amend", "--author=Ann Other <ann@example.org>",
+        "-m", "\n".join(m))
+    git(env.edit, "rebase", "--continue")
+    absorb(env, ws)
+    assert status(ws) == ["M patches/mail.plan"]
+    plan = (ws / "patches/mail.plan").read_text()
+    subject = git(env.edit, "log", "-1", "--format=%s", env.commits[3])
+    assert f"patch: {subject}\nfrom: Ann Other <ann@example.org>\n" in plan
+
+
+def test_refuses_an_author_without_their_signoff(env, ws):
+    rebase_edit(env, 4)
+    git(env.edit, "commit", "-q", "--amend", "--no-edit", "--author=Ann Other <ann@example.org>")
+    git(env.edit, "rebase", "--continue")
+    msg = refused(env, ws, "is authored by Ann Other <ann@example.org>")
+    assert "Signed-off-by: Ann Other <ann@example.org>" in msg
+
+
 def test_refuses_uncommitted_changes(env, ws):
     f = env.edit / "mm/filemap.c"
     f.write_text(f.read_text() + "/* not committed */\n")

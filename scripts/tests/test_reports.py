@@ -60,6 +60,20 @@ def test_mail_plan(tmp_path):
     assert (one / "quilt").read_text() == "mm-add-a-thing.patch\n"
     assert (two / "quilt").read_text() == "a.patch\nb.patch\n"
     assert (two / "notes").read_text() == "" and (two / "files").read_text() == ""
+    assert (one / "from").read_text() == "" and (two / "from").read_text() == ""
+
+
+def test_mail_plan_from(tmp_path):
+    # Someone else's patch: its author, and their sign-off in the message.
+    (tmp_path / "plan").write_text(
+        "patch: mm: theirs\nfrom: Ann Other <ann@example.org>\nquilt: t.patch\n\n"
+        "Their message.\n\nReviewed-by: R <r@example.org>\n"
+        "Signed-off-by: Ann Other <ann@example.org>\n[ rebased ]\n")
+    p = script("mail_plan.py", tmp_path / "plan", tmp_path / "out")
+    assert (p.returncode, p.stdout) == (0, "1\n"), p.stderr
+    assert (tmp_path / "out/01/from").read_text() == "Ann Other <ann@example.org>\n"
+    assert (tmp_path / "out/01/message").read_text().endswith(
+        "Signed-off-by: Ann Other <ann@example.org>\n[ rebased ]\n")
 
 
 @pytest.mark.parametrize("plan,error", [
@@ -67,6 +81,12 @@ def test_mail_plan(tmp_path):
     ("patch: a: " + "x" * 80 + "\n\nbody\n", "subject longer than 75 characters"),
     ("patch: a: b\nfiles: x\n", "no commit message for: a: b"),
     ("patch: a: b\n\nbody\n---\n\n", "'---' with no notes after it"),
+    ("patch: a: b\nfrom: A <a@x.org>\n\nbody\n",
+     "'from: A <a@x.org>' but no 'Signed-off-by: A <a@x.org>'"),
+    ("patch: a: b\nfrom: a@x.org\n\nbody\nSigned-off-by: a@x.org\n",
+     "'from:' must be 'Name <email>'"),
+    ("patch: a: b\nfrom: A <a@x.org>\nfrom: A <a@x.org>\n\nbody\n"
+     "Signed-off-by: A <a@x.org>\n", "two 'from:' lines"),
 ])
 def test_mail_plan_errors(tmp_path, plan, error):
     (tmp_path / "plan").write_text(plan)
