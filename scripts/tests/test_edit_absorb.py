@@ -275,7 +275,7 @@ def test_refuses_a_branch_not_on_the_pinned_base(env, ws):
     git(env.edit, "commit", "-q", "-a", "-m", "Linux 7.3.5")
     other = git(env.edit, "commit-tree", "other^{tree}", "-m", "Linux 7.3.5").strip()
     git(env.edit, "checkout", "-q", "-B", "series", other)
-    git(env.edit, "cherry-pick", env.commits[2])
+    git(env.edit, "cherry-pick", env.commits[0])
     refused(env, ws, "not on the pinned base")
 
 
@@ -317,7 +317,7 @@ def test_author_becomes_from(env, ws):
     absorb(env, ws)
     assert status(ws) == ["M patches/mail.plan"]
     plan = (ws / "patches/mail.plan").read_text()
-    subject = git(env.edit, "log", "-1", "--format=%s", env.commits[3])
+    subject = git(env.edit, "log", "-1", "--format=%s", env.commits[3]).strip()
     assert f"patch: {subject}\nfrom: Ann Other <ann@example.org>\n" in plan
 
 
