@@ -722,6 +722,7 @@ out:
 }
 
 #define NOLOCK_COPIED	"/sys/kernel/debug/filemap/lockless_reads_copied"
+#define NOLOCK_SWITCH	"/sys/kernel/debug/filemap/lockless_reads"
 #define MLOCK_SPAN	(2UL << 20)	/* a PMD on x86-64 and arm64 (4K pages) */
 #define MLOCK_PAGES	(MLOCK_SPAN / STRIDE)
 #define MLOCK_READ_PAGES	64	/* make_hot()'s */
@@ -897,6 +898,9 @@ int main(int argc, char **argv)
 	expedited = read_vmstat("rcu_free_expedited");
 	if (deferred < 0)
 		ksft_exit_skip("no rcu_free_deferred in /proc/vmstat (CONFIG_PAGE_RCU_FREE off)\n");
+	/* Switched off, reads do not set PG_rcu_free: nothing would be deferred. */
+	if (read_long(NOLOCK_SWITCH) == 0)
+		ksft_exit_skip("the lockless reads are switched off (%s)\n", NOLOCK_SWITCH);
 	ksft_set_plan(7 + cma_rounds);
 
 	/* Most of what is available: reclaim has to free page cache, flagged folios too. */
