@@ -20,7 +20,8 @@ import re
 import sys
 from pathlib import Path
 
-PERSON = re.compile(r"[^<>@\n]+ <[^<>@\s]+@[^<>@\s]+>")
+PERSON = re.compile(r"[^<>@\"\n]+ <[^<>@\s]+@[^<>@\s]+>")
+SOB = "Signed-off-by: "
 
 
 def strip_blank(lines):
@@ -55,6 +56,10 @@ def parse(text):
                 sys.exit(f"mail.plan: 'from:' must be 'Name <email>', not {who!r}, in: "
                          f"{cur['subject']}")
             cur["from"] = who
+        elif (line.startswith(("files:", "quilt:", "from:")) and cur["body"]
+              and not any(l.strip() for l in cur["body"])):
+            sys.exit(f"mail.plan: {line.split(':')[0]}: after the blank line that starts the "
+                     f"message of: {cur['subject']}")
         elif cur["notes"] is not None:
             cur["notes"].append(line)
         elif line == "---" and cur["body"]:
@@ -72,10 +77,25 @@ def parse(text):
             sys.exit(f"mail.plan: subject longer than 75 characters: {b['subject']}")
         if not b["body"]:
             sys.exit(f"mail.plan: no commit message for: {b['subject']}")
-        if b["from"] and f"Signed-off-by: {b['from']}" not in b["body"]:
-            sys.exit(f"mail.plan: 'from: {b['from']}' but no 'Signed-off-by: {b['from']}' "
-                     f"in the message of: {b['subject']}")
+        check_signoffs(b)
     return blocks
+
+
+def check_signoffs(b):
+    """The sign-offs a block may carry: the sender's is added when the patch
+    is made, so a block has none of its own but a co-developer's (right
+    after their Co-developed-by:), and someone else's patch ("from:") has
+    its author's first."""
+    body, who = b["body"], b["from"]
+    sobs = [(i, l[len(SOB):].strip()) for i, l in enumerate(body) if l.startswith(SOB)]
+    if who and (not sobs or sobs[0][1] != who):
+        sys.exit(f"mail.plan: 'from: {who}' but the first sign-off of its message is not "
+                 f"'Signed-off-by: {who}', in: {b['subject']}")
+    for i, person in sobs[1 if who else 0:]:
+        if i == 0 or body[i - 1] != f"Co-developed-by: {person}":
+            sys.exit(f"mail.plan: 'Signed-off-by: {person}' in the message of a patch that is "
+                     f"not theirs (no 'from: {person}', no 'Co-developed-by: {person}' right "
+                     f"before it), in: {b['subject']}")
 
 
 def main():

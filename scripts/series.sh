@@ -65,8 +65,12 @@ done
 # To/Cc from get_maintainer.pl, then the series with its cover letter.
 rm -rf "$out" && mkdir -p "$out"
 range=series-base..series
-maint=$(git -C "$repo" diff "$range" | (cd "$repo" && perl scripts/get_maintainer.pl --no-git --no-rolestats --separator , 2>/dev/null) || true)
+maint=$(git -C "$repo" diff "$range" | (cd "$repo" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --separator , 2>/dev/null) || true)
 to_args=() cc_args=()
+# The authors of the patches the series carries for others ("from:").
+while read -r who; do
+	[ -z "$who" ] || cc_args+=(--cc="$who")
+done < <(cat "$blocks"/*/from | sort -u)
 IFS=, read -r -a people <<<"$maint"
 for p in "${people[@]}"; do
 	case $p in *linux-mm@* | *akpm@*) to_args+=(--to="$p") ;; ?*) cc_args+=(--cc="$p") ;; esac

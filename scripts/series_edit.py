@@ -884,13 +884,13 @@ def cmd_absorb(a):
             raise Refuse(f"{c['what']} changes nothing the series keeps: drop it (git rebase -i)")
         # Someone else's patch keeps its author as "from:" (make edit made the
         # commit so; git commit --author makes a new one so).
-        author = c["author"] if c["author"] != (ident or "series <series@localhost>") else None
+        me = ident or "series <series@localhost>"
+        author = c["author"] if (c["author"] or "").lower() != me.lower() else None
         b = {"subject": subject, "files": files, "quilt": used_quilt, "body": body,
              "notes": notes, "from": author}
         if author and f"Signed-off-by: {author}" not in body:
             raise Refuse(f"{c['what']} is authored by {author}, whose message has no "
-                         f"'Signed-off-by: {author}': add it, or make the commit yours "
-                         f"(git commit --amend --reset-author)")
+                         f"'Signed-off-by: {author}': add it if the patch is theirs")
         raw_span = None
         if len(bs) == 1 and block_key(b) == block_key(old[bs[0]]):
             raw_span = plan.spans[bs[0]]

@@ -63,6 +63,14 @@ def test_mail_plan(tmp_path):
     assert (one / "from").read_text() == "" and (two / "from").read_text() == ""
 
 
+def test_mail_plan_co_developer(tmp_path):
+    (tmp_path / "plan").write_text(
+        "patch: mm: ours\nquilt: t.patch\n\nOur message.\n\n"
+        "Co-developed-by: K S <k@example.org>\nSigned-off-by: K S <k@example.org>\n")
+    p = script("mail_plan.py", tmp_path / "plan", tmp_path / "out")
+    assert p.returncode == 0, p.stderr
+
+
 def test_mail_plan_from(tmp_path):
     # Someone else's patch: its author, and their sign-off in the message.
     (tmp_path / "plan").write_text(
@@ -82,7 +90,15 @@ def test_mail_plan_from(tmp_path):
     ("patch: a: b\nfiles: x\n", "no commit message for: a: b"),
     ("patch: a: b\n\nbody\n---\n\n", "'---' with no notes after it"),
     ("patch: a: b\nfrom: A <a@x.org>\n\nbody\n",
-     "'from: A <a@x.org>' but no 'Signed-off-by: A <a@x.org>'"),
+     "'from: A <a@x.org>' but the first sign-off of its message is not"),
+    # Her patch with "from:" lost (or --reset-author): her sign-off is no
+    # one's to send as ours.
+    ("patch: a: b\n\nbody\n\nSigned-off-by: A <a@x.org>\n",
+     "'Signed-off-by: A <a@x.org>' in the message of a patch that is not theirs"),
+    ("patch: a: b\nfrom: A <a@x.org>\n\nbody\n\nSigned-off-by: B <b@x.org>\n"
+     "Signed-off-by: A <a@x.org>\n", "the first sign-off of its message is not"),
+    ("patch: a: b\n\nfrom: A <a@x.org>\nbody\n", "from: after the blank line"),
+    ('patch: a: b\nfrom: "O, A" <a@x.org>\n\nbody\n', "'from:' must be 'Name <email>'"),
     ("patch: a: b\nfrom: a@x.org\n\nbody\nSigned-off-by: a@x.org\n",
      "'from:' must be 'Name <email>'"),
     ("patch: a: b\nfrom: A <a@x.org>\nfrom: A <a@x.org>\n\nbody\n"
