@@ -173,7 +173,9 @@ impl<S: RefState> Folio<S> {
     /// Returns a raw pointer to the C `struct folio`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::folio {
-        self.inner.get()
+        // CAST: `Folio<S>` is a transparent wrapper of `bindings::folio`. A cast, not
+        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
+        core::ptr::from_ref(self).cast_mut().cast()
     }
 
     /// Returns the allocation order of the folio: 0 for a single page.

@@ -123,7 +123,9 @@ impl<S: RefState> FolioList<S> {
     /// Returns a raw pointer to the C `struct list_head`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::list_head {
-        self.inner.get()
+        // CAST: `FolioList<S>` is a transparent wrapper of `bindings::list_head`. A cast, not
+        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
+        core::ptr::from_ref(self).cast_mut().cast()
     }
 
     /// Returns whether the list is empty.
