@@ -173,9 +173,7 @@ impl<S: RefState> Folio<S> {
     /// Returns a raw pointer to the C `struct folio`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::folio {
-        // CAST: `Folio<S>` is a transparent wrapper of `bindings::folio`. A cast, not
-        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
-        core::ptr::from_ref(self).cast_mut().cast()
+        self.inner.get()
     }
 
     /// Returns the allocation order of the folio: 0 for a single page.

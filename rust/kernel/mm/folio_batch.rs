@@ -110,9 +110,7 @@ impl<S: RefState> FolioBatch<S> {
     /// from [`FolioBatch::from_raw`] is one that nothing may write while it is borrowed.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::folio_batch {
-        // CAST: `FolioBatch<S>` is a transparent wrapper of `bindings::folio_batch`. A cast, not
-        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
-        core::ptr::from_ref(self).cast_mut().cast()
+        self.inner.get()
     }
 
     /// Returns the number of folios in the batch: `folio_batch_count()`.

@@ -123,9 +123,7 @@ impl<S: RefState> FolioList<S> {
     /// Returns a raw pointer to the C `struct list_head`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::list_head {
-        // CAST: `FolioList<S>` is a transparent wrapper of `bindings::list_head`. A cast, not
-        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
-        core::ptr::from_ref(self).cast_mut().cast()
+        self.inner.get()
     }
 
     /// Returns whether the list is empty.

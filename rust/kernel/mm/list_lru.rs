@@ -52,9 +52,7 @@ impl ListLru {
     /// Returns a raw pointer to the C `struct list_lru`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::list_lru {
-        // CAST: `ListLru` is a transparent wrapper of `bindings::list_lru`. A cast, not
-        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
-        core::ptr::from_ref(self).cast_mut().cast()
+        self.inner.get()
     }
 
     /// Returns the number of items on node `nid`, over all memory cgroups:

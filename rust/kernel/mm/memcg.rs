@@ -43,9 +43,7 @@ impl MemCgroup {
     /// Returns a raw pointer to the C `struct mem_cgroup`.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::mem_cgroup {
-        // CAST: `MemCgroup` is a transparent wrapper of `bindings::mem_cgroup`. A cast, not
-        // `Opaque::get()`: that is not `#[inline]`, and stays a call from other crates.
-        core::ptr::from_ref(self).cast_mut().cast()
+        self.inner.get()
     }
 
     /// Returns the raw pointer of an optional memory cgroup, null for `None` (the root, or
