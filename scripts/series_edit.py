@@ -888,7 +888,7 @@ def cmd_absorb(a):
         author = c["author"] if (c["author"] or "").lower() != me.lower() else None
         b = {"subject": subject, "files": files, "quilt": used_quilt, "body": body,
              "notes": notes, "from": author}
-        if author and f"Signed-off-by: {author}" not in body:
+        if author and f"{mail_plan.SOB}{author}" not in body:
             raise Refuse(f"{c['what']} is authored by {author}, whose message has no "
                          f"'Signed-off-by: {author}': add it if the patch is theirs")
         raw_span = None
