@@ -31,12 +31,16 @@ use kernel::{
 };
 
 /// The THP deferred split queue.
+///
+/// # Safety
+///
+/// The queue must be initialised: `thp_shrinker_init()` did so, and `hugepage_init()` did not
+/// destroy it again on a later failure. Both happen at boot, before any folio can be queued, so
+/// a caller that holds a folio which is queued, or was (its link is not empty), may call it.
 #[inline]
-fn deferred_split_lru() -> &'static ListLru {
-    // SAFETY: `deferred_split_lru` is initialised by `thp_shrinker_init()` before any large
-    // rmappable folio can be queued. It is destroyed only when THP fails to initialise
-    // (`hugepage_init()`'s error path, at boot), before any folio is queued, and our callers
-    // get here only for a folio that is queued or was (its link is not empty).
+unsafe fn deferred_split_lru() -> &'static ListLru {
+    // SAFETY: The caller guarantees that the queue is initialised; it is never destroyed after
+    // boot.
     unsafe { ListLru::from_raw(&raw mut bindings::deferred_split_lru) }
 }
 
@@ -60,7 +64,8 @@ fn deferred_split_lru() -> &'static ListLru {
 /// The batch's folios have a reference count of zero (the type says so): nobody can queue them
 /// again, and none of them can be on the shrinker's private list, where an unlocked scan may
 /// hold a folio it has a reference to (see `__folio_unqueue_deferred_split()`). The
-/// `&LruvecUnlocked` proves that no lruvec lock is held. The queue is `deferred_split_lru`
+/// `&LruvecUnlocked` says that no lruvec lock is held (a rule about lock hold times, which the
+/// token documents at every call but does not prove). The queue is `deferred_split_lru`
 /// itself, not a parameter: taking a folio off a list is only sound on the list it is on.
 ///
 /// # Safety
@@ -81,7 +86,8 @@ pub unsafe fn unqueue_batch(
     let mut folios = batch.iter();
     while let Some(folio) = folios.next() {
         if may_be_queued(folio) {
-            // SAFETY: The caller guarantees that the folios are charged.
+            // SAFETY: The caller guarantees that the folios are charged. `folio` may be queued
+            // (its link is not empty), so the queue was initialised.
             return unsafe { unqueue_from(deferred_split_lru(), folio, folios, unlocked) };
         }
     }
@@ -149,12 +155,7 @@ unsafe fn unqueue_from<'a>(
             previous => {
                 drop(previous);
                 unqueued.locks += 1;
-                // SAFETY: `nid` is the folio's node. The deferred split list_lru has the
-                // sublists of the folio's memcg: every path that charges a large rmappable
-                // folio calls `folio_memcg_alloc_deferred()` (the anon fault, the PMD fault,
-                // khugepaged, swapin), as C's `__folio_unqueue_deferred_split()` assumes too
-                // (`migrate_vma_insert_huge_pmd_page()` charges one without it: the assumption
-                // fails there for C and for this alike, and this takes the lock C would).
+                // SAFETY: `nid` is the folio's node, a possible one.
                 unsafe { lru.lock(nid, memcg) }
             }
         };
@@ -196,7 +197,12 @@ unsafe fn unqueue_from<'a>(
 /// - `fbatch` must point to a valid `struct folio_batch` (`nr` at most `FOLIO_BATCH_SIZE`) without
 ///   null entries, whose folios all have a reference count of zero and are not yet uncharged
 ///   from their memory cgroup; the caller is the path that frees them.
-/// - The caller must not hold a lruvec lock.
+///
+/// # Context
+///
+/// Any context that may take a spinlock with interrupts disabled. The callers hold no lruvec
+/// lock: they unqueue after dropping it, so that the queue's lock round trips do not lengthen
+/// the lruvec lock's critical section.
 #[export]
 pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut bindings::folio_batch) {
     // SAFETY: The caller guarantees that `fbatch` is valid (filled by `folio_batch_add()`, so
@@ -219,8 +225,11 @@ mod tests {
         ptr::NonNull, //
     };
     use kernel::{
-        mm::{folio::RefState, node::nr_online_nodes},
-        sync::aref::ARef,
+        mm::{
+            folio::RefState,
+            node::nr_online_nodes, //
+        },
+        sync::aref::ARef, //
     };
 
     /// The order of a PMD-mapped THP.
@@ -305,8 +314,10 @@ mod tests {
         }
     }
 
+    /// The queue, once [`thp_ready()`] said it is initialised.
     fn lru() -> &'static ListLru {
-        deferred_split_lru()
+        // SAFETY: The tests call it only after `thp_ready()`.
+        unsafe { deferred_split_lru() }
     }
 
     /// Whether THP initialised the deferred split list_lru: `hugepage_init()` returns before

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The deferred free of PG_rcu_free folios: what the page allocator calls,
- * and what mm/rcu_free.rs, which implements it, needs of the page allocator
- * (its per-CPU storage and the shims around it, in mm/page_alloc.c).
+ * and what its engine needs of the page allocator (its per-CPU storage and
+ * the shims around it, in mm/page_alloc.c). The engine is mm/rcu_free.c,
+ * or mm/rcu_free_rust.rs with CONFIG_PAGE_RCU_FREE_RUST; both implement
+ * the same mechanism on the same storage.
  */
 #ifndef __MM_RCU_FREE_H
 #define __MM_RCU_FREE_H
@@ -32,7 +34,7 @@ struct folio_batch;
  * @rwork: Frees @closed and closes @open, after a grace period.
  * @expedite: Frees both lists after an expedited grace period.
  *
- * The mechanism is in mm/rcu_free.rs; this is its per-CPU storage.
+ * The per-CPU storage of the engine (mm/rcu_free.c or mm/rcu_free_rust.rs).
  */
 struct rcu_free_pcp {
 	spinlock_t lock;	/* protects the lists, cookies and nr_pages */
@@ -58,19 +60,32 @@ void rcu_free_drain_unlock(void);
 void rcu_free_account(struct folio *folio, long nr_pages);
 void rcu_free_count_expedited(void);
 bool rcu_free_memory_short(struct folio *folio);
-struct workqueue_struct *rcu_free_workqueue(void);
+void rcu_free_kick(struct rcu_free_pcp *pcp);
+void rcu_free_kick_expedite(struct rcu_free_pcp *pcp);
 void rcu_free_release(struct folio_batch *fbatch);
-#ifdef CONFIG_PAGE_RCU_FREE_KUNIT_TEST
-bool rcu_free_pcp_holds(struct rcu_free_pcp *pcp, struct folio *folio);
-void rcu_free_test_force_short(void);
-void rcu_free_test_skip(const char *why);
-#endif
 
-/* The mechanism, in mm/rcu_free.rs. */
+/* The engine: mm/rcu_free.c, or mm/rcu_free_rust.rs. */
 void rcu_free_defer(struct folio *folio);
 void rcu_free_work(struct work_struct *work);
 void rcu_free_expedite(struct work_struct *work);
 unsigned long rcu_free_drain_all(void);
+
+#ifdef CONFIG_PAGE_RCU_FREE_KUNIT_TEST
+bool rcu_free_pcp_holds(struct rcu_free_pcp *pcp, struct folio *folio);
+
+/* An engine's entry points, for the KUnit suite that compares engines. */
+struct rcu_free_engine {
+	const char *name;
+	void (*defer)(struct folio *folio);
+	work_func_t work;
+	work_func_t expedite;
+	unsigned long (*drain_all)(void);
+};
+#ifdef CONFIG_PAGE_RCU_FREE_RUST
+/* The C engine, built beside the Rust one for the comparison. */
+extern const struct rcu_free_engine rcu_free_c_engine;
+#endif
+#endif
 #else
 static inline unsigned long rcu_free_drain_all(void)
 {

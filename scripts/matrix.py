@@ -53,7 +53,7 @@ SUITES = {
     "RUST_MM_KUNIT_TEST": ["rust_mm_folio", "rust_mm_folio_batch", "rust_mm_folio_list",
                            "rust_mm_list_lru", "rust_mm_lruvec"],
     "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST": ["rust_mm_deferred_split"],
-    "PAGE_RCU_FREE_KUNIT_TEST": ["rust_mm_rcu_free"],
+    "PAGE_RCU_FREE_KUNIT_TEST": ["rcu_free"],
     "FILEMAP_NOLOCK_KUNIT_TEST": ["filemap_nolock"],
 }
 
@@ -158,7 +158,7 @@ def series_functions(patches=PATCHES, added_only=False):
     """Names that mark the series' code in a report: the C functions its
     patches define or change (added definition lines and hunk headers; with
     added_only, those it defines alone), and the Rust modules it adds as they
-    appear in v0-mangled symbols (mm/rcu_free.rs: "8rcu_free";
+    appear in v0-mangled symbols (mm/rcu_free_rust.rs: "13rcu_free_rust";
     rust/kernel/mm/folio.rs: "2mm5folio")."""
     names = set()
     for f in patches.glob("*.patch"):

@@ -4,7 +4,7 @@
 //!
 //! The reclaim and free paths keep folios they own on lists linked by the folios' `lru` field;
 //! [`FolioList`] is a view of such a list. `PG_rcu_free` marks the folios that the page
-//! allocator frees only after an RCU grace period (mm/rcu_free.rs keeps them on such lists).
+//! allocator frees only after an RCU grace period (mm/rcu_free_rust.rs keeps them on such lists).
 //!
 //! C headers: [`include/linux/list.h`](srctree/include/linux/list.h),
 //! [`include/linux/page-flags.h`](srctree/include/linux/page-flags.h)
@@ -113,6 +113,11 @@ impl<S: RefState> FolioList<S> {
     /// - A folio that leaves the list through the view ([`FolioList::move_to_batch`]) stays the
     ///   holder's, valid and in state `S`, beyond `'a`, until the holder frees it or changes
     ///   its state.
+    /// - The view may meet, in [`FolioList::splice_tail`], only views of lists with the same
+    ///   holder, who frees their folios under the same rule, and its folios may move only into
+    ///   batches of that holder: the safe methods move folios between lists and into batches
+    ///   without asking who frees them, so a view that met one of another holder (a list freed
+    ///   after a grace period and one freed at once) would hand folios to the wrong one.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::list_head) -> &'a Self {
         // CAST: `FolioList` is a transparent wrapper of `bindings::list_head`.

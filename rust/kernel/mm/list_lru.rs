@@ -77,7 +77,9 @@ impl ListLru {
     /// memcg on a list that is not memcg aware). The guard borrows `memcg`, which therefore
     /// stays alive while the sublist is locked, as C needs. If `memcg` is dying and its sublist
     /// already reparented, the sublist of its nearest live ancestor is locked instead, as C
-    /// does; [`ListLruGuard::locked_memcg`] tells which.
+    /// does; [`ListLruGuard::locked_memcg`] tells which. With a memcg-aware list_lru whose
+    /// sublists for `memcg` were never allocated (`memcg_list_lru_alloc()`), C warns
+    /// (`VM_WARN_ON`, for a live memcg) and takes an ancestor's sublist the same way.
     ///
     /// # Deadlocks
     ///
@@ -88,10 +90,8 @@ impl ListLru {
     ///
     /// # Safety
     ///
-    /// - `nid` must be a possible node (`node_possible(nid)`): the list_lru has sublists for
-    ///   those only.
-    /// - With a memcg-aware list_lru, the sublists of `memcg` must have been allocated
-    ///   (`memcg_list_lru_alloc()`).
+    /// `nid` must be a possible node (`node_possible(nid)`): the list_lru has sublists, and
+    /// initialised locks, for those only.
     #[inline]
     pub unsafe fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> ListLruGuard<'a> {
         let memcg = MemCgroup::as_raw_or_null(memcg);

@@ -31,10 +31,16 @@
 //! the deferrals and expedited grace periods in the `rcu_free_deferred` and `rcu_free_expedited`
 //! events.
 //!
+//! This is the engine of kernels with `CONFIG_PAGE_RCU_FREE_RUST`; `mm/rcu_free.c` implements the
+//! same mechanism on the same storage for the others. The KUnit suite `rcu_free`
+//! (`mm/tests/rcu_free_kunit.c`) runs through the C entry points of whichever is built, and
+//! checks that both free the same folios in the same grace periods.
+//!
 //! C header: [`mm/rcu_free.h`](srctree/mm/rcu_free.h)
 
 use kernel::{
-    bindings, container_of,
+    bindings,
+    container_of,
     ffi::{
         c_long,
         c_ulong, //
@@ -58,12 +64,12 @@ use kernel::{
         },
         barrier::smp_mb,
     },
-    types::NotThreadSafe,
+    types::NotThreadSafe, //
 };
 
 /// Pages a CPU may hold before it expedites the grace period when memory runs short: 2 MiB
 /// whatever the page size (512 pages of 4 KiB, 32 of 64 KiB).
-pub const EXPEDITE_PAGES: c_ulong = SZ_2M / PAGE_SIZE;
+const EXPEDITE_PAGES: c_ulong = SZ_2M / PAGE_SIZE;
 static_assert!(EXPEDITE_PAGES.is_power_of_two());
 
 /// One CPU's deferred frees, locked: interrupts are disabled and `pcp->lock` is held.
@@ -125,7 +131,9 @@ impl PcpGuard {
         // SAFETY: By the type invariants, `pcp` is valid and its lock, which protects the list
         // of folios linked by `lru`, is held for as long as `self` is borrowed, in this context
         // (the guard is neither `Send` nor `Sync`). The folios on it have a reference count of
-        // zero and belong to the deferred free.
+        // zero and belong to the deferred free, which frees them after a grace period; the view
+        // meets only the `closed` list of the same `pcp` and moves folios only into batches of
+        // the deferred free (`take_done()`), which frees them under the same rule.
         unsafe { FolioList::from_raw(&raw mut (*self.pcp).open) }
     }
 
@@ -269,9 +277,8 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
 /// `pcp` must be one CPU's `struct rcu_free_pcp`.
 #[inline]
 unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
-    // SAFETY: The caller guarantees that `pcp` is valid; `rwork` was initialised at boot and
-    // the workqueue is always valid.
-    unsafe { bindings::queue_rcu_work(bindings::rcu_free_workqueue(), &raw mut (*pcp).rwork) };
+    // SAFETY: The caller guarantees that `pcp` is valid; its `rwork` was initialised at boot.
+    unsafe { bindings::rcu_free_kick(pcp) };
 }
 
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
@@ -280,13 +287,18 @@ unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
 /// # Safety
 ///
 /// `folio` must be a valid folio with `PG_rcu_free` and a reference count of zero that the page
-/// allocator's free path hands over (it is uncharged and off the LRU). Not from NMI.
+/// allocator's free path hands over (it is uncharged and off the LRU).
+///
+/// # Context
+///
+/// Any context but NMI: the per-CPU lock is a `spinlock_t` taken with interrupts disabled.
 #[export]
 pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
-    // SAFETY: The caller hands over a valid folio with a reference count of zero, which we now
-    // own and free.
-    let folio = unsafe { Folio::<Unreferenced>::from_raw(folio) };
     let (pcp, expedite) = {
+        // SAFETY: The caller hands over a valid folio with a reference count of zero, which we
+        // now own and free. The reference does not leave this block: once the lock is dropped,
+        // a drain on another CPU may free the folio.
+        let folio = unsafe { Folio::<Unreferenced>::from_raw(folio) };
         let mut guard = PcpGuard::this_cpu();
         // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
         unsafe { guard.add(folio) };
@@ -300,11 +312,7 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
     unsafe {
         kick(pcp);
         if expedite {
-            bindings::queue_work_on(
-                bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
-                bindings::rcu_free_workqueue(),
-                &raw mut (*pcp).expedite,
-            );
+            bindings::rcu_free_kick_expedite(pcp);
         }
     }
 }
@@ -505,261 +513,5 @@ fn for_each_pcp(mut f: impl FnMut(*mut bindings::rcu_free_pcp)) {
         if !pcp.is_null() {
             f(pcp);
         }
-    }
-}
-
-#[cfg(CONFIG_PAGE_RCU_FREE_KUNIT_TEST)]
-#[kunit_tests(rust_mm_rcu_free)]
-mod tests {
-    use super::*;
-    use kernel::{
-        mm::folio::Referenced,
-        sync::{
-            aref::ARef,
-            rcu, //
-        },
-        time::{
-            delay::{
-                fsleep,
-                udelay, //
-            },
-            Delta,
-        },
-    };
-
-    // The tests check what their own folios do, never global counts: page cache folios may be
-    // flagged and freed meanwhile (the lockless reads run with MGLRU on while these run again).
-
-    fn alloc_flagged(order: u32) -> Result<ARef<Folio>> {
-        let folio = Folio::alloc(GFP_KERNEL, order)?;
-        // SAFETY: A page allocator folio.
-        unsafe { folio.set_rcu_free() };
-        Ok(folio)
-    }
-
-    /// Drops the reference `folio` owns, the only one: its free goes through `__folio_put()`.
-    fn put(folio: ARef<Folio>) {
-        drop(folio);
-    }
-
-    /// The count of VM event `item`: `None` without `CONFIG_VM_EVENT_COUNTERS`, where events
-    /// are not counted.
-    fn vm_event(item: u32) -> Option<c_ulong> {
-        #[cfg(CONFIG_VM_EVENT_COUNTERS)]
-        {
-            let mut events = [0; bindings::vm_event_item_NR_VM_EVENT_ITEMS as usize];
-            // SAFETY: `events` has room for every event.
-            unsafe { bindings::all_vm_events(events.as_mut_ptr()) };
-            Some(events[item as usize])
-        }
-        #[cfg(not(CONFIG_VM_EVENT_COUNTERS))]
-        {
-            let _ = item;
-            None
-        }
-    }
-
-    /// Whether VM event `item` grew by `by` or more since it read `before` (others may count
-    /// too); true where events are not counted.
-    fn event_grew(item: u32, before: Option<c_ulong>, by: c_ulong) -> bool {
-        match (vm_event(item), before) {
-            (Some(now), Some(before)) => now >= before + by,
-            _ => true,
-        }
-    }
-
-    /// Whether `folio` is on one of the deferred free lists, waiting for its grace period: the
-    /// lists are walked under their locks. The pointer is only compared, never dereferenced.
-    fn waits(folio: *mut bindings::folio) -> bool {
-        let mut found = false;
-        for_each_pcp(|pcp| {
-            // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
-            let guard = unsafe { PcpGuard::lock(pcp) };
-            // SAFETY: `guard` holds the lock of `pcp`.
-            found |= unsafe { bindings::rcu_free_pcp_holds(guard.pcp, folio) };
-        });
-        found
-    }
-
-    /// Marks the running test skipped, with `why`: `kunit_mark_skipped()`.
-    fn skip(why: &core::ffi::CStr) {
-        // SAFETY: Called from a KUnit test; `why` is a valid C string.
-        unsafe { bindings::rcu_free_test_skip(why.as_ptr().cast()) };
-    }
-
-    /// Waits up to ten seconds for the per-CPU works to free `folios`, including a batch a work
-    /// has taken off its list and is still freeing. Returns whether they were freed.
-    fn wait_freed(folios: &[*mut bindings::folio]) -> bool {
-        for _ in 0..1000 {
-            if !folios.iter().any(|&folio| waits(folio)) {
-                // A KUnit test runs in process context, not in one of the works.
-                flush_works();
-                return true;
-            }
-            fsleep(Delta::from_millis(10));
-        }
-        false
-    }
-
-    #[test]
-    fn flagged_waits_for_a_grace_period() -> Result {
-        let deferred = vm_event(bindings::vm_event_item_RCU_FREE_DEFERRED);
-        let folio = alloc_flagged(0)?;
-        let raw = folio.as_raw();
-        let (refs, flagged, waiting) = {
-            let _rcu = rcu::read_lock();
-            put(folio);
-            // A reader in this critical section may still copy from the folio: it must stay
-            // out of the allocator for at least as long as we hold the read lock. Spin long
-            // enough for a grace period to have ended many times over if nothing held it.
-            for _ in 0..100 {
-                udelay(Delta::from_millis(1));
-            }
-            // SAFETY: As a lockless reader does: the folio had `PG_rcu_free` when its reference
-            // count reached zero, inside this read-side critical section, so it is not freed
-            // before the section ends. Only its reference count and flags are read.
-            let (refs, flagged) = unsafe {
-                (
-                    bindings::folio_ref_count(raw),
-                    bindings::folio_test_rcu_free(raw),
-                )
-            };
-            (refs, flagged, waits(raw))
-        };
-        assert_eq!(refs, 0);
-        assert!(flagged);
-        assert!(waiting);
-        assert!(event_grew(
-            bindings::vm_event_item_RCU_FREE_DEFERRED,
-            deferred,
-            1
-        ));
-        // After the read lock is dropped, the per-CPU work frees it.
-        assert!(wait_freed(&[raw]));
-        Ok(())
-    }
-
-    /// The drain before OOM and before `alloc_contig_range()` frees what waits at once, also
-    /// while a normal grace period is in flight. Its expedited grace period must satisfy the
-    /// list's cookie; one from `get_state_synchronize_rcu()` taken then waits for the normal
-    /// grace period after the one in flight, and the drain would free nothing.
-    #[test]
-    fn drain_all_with_a_normal_grace_period_in_flight() -> Result {
-        let folio = alloc_flagged(0)?;
-        let raw = folio.as_raw();
-        // SAFETY: No requirements.
-        unsafe { bindings::start_poll_synchronize_rcu() };
-        let waiting = {
-            // Holds off a drain elsewhere (the allocator's, alloc_contig_range()'s) until the
-            // folio has been looked for.
-            let _rcu = rcu::read_lock();
-            put(folio);
-            waits(raw)
-        };
-        assert!(waiting);
-        // SAFETY: A KUnit test runs in process context, outside `rcu_read_lock()`.
-        unsafe { rcu_free_drain_all() };
-        assert!(!waits(raw));
-        Ok(())
-    }
-
-    #[test]
-    fn unflagged_is_freed_at_once() -> Result {
-        let folio = Folio::alloc(GFP_KERNEL, 2)?;
-        let raw = folio.as_raw();
-        let waiting = {
-            let _rcu = rcu::read_lock();
-            // The only reference: the folio is freed at once.
-            drop(folio);
-            waits(raw)
-        };
-        assert!(!waiting);
-        Ok(())
-    }
-
-    #[test]
-    fn batches_drain() -> Result {
-        const NR: usize = 100; // more than three folio batches
-        let mut folios = KVec::with_capacity(NR, GFP_KERNEL)?;
-        let mut raws = KVec::with_capacity(NR, GFP_KERNEL)?;
-        for i in 0..NR {
-            let folio = alloc_flagged(if i % 10 == 0 { 2 } else { 0 })?;
-            raws.push(folio.as_raw(), GFP_KERNEL)?;
-            folios.push(folio, GFP_KERNEL)?;
-        }
-        // All are freed in one read-side critical section, so that none can be freed yet when
-        // they are looked for.
-        let all_waiting = {
-            let _rcu = rcu::read_lock();
-            let mut batch = FolioBatch::<Referenced>::new();
-            for (i, folio) in folios.drain_all().enumerate() {
-                if i % 2 == 0 {
-                    put(folio);
-                    continue;
-                }
-                // The other half through `folios_put()`, as reclaim and truncation free them.
-                // SAFETY: The folio's reference, which the batch takes over below, keeps it
-                // valid until `folios_put_refs()` drops it.
-                let full = matches!(unsafe { batch.push(&folio) }, Ok(0));
-                let _ = ARef::into_raw(folio);
-                if full {
-                    // SAFETY: A batch of referenced folios, emptied by the call.
-                    unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
-                }
-            }
-            if !batch.is_empty() {
-                // SAFETY: As above.
-                unsafe { bindings::folios_put_refs(batch.as_raw(), core::ptr::null_mut()) };
-            }
-            raws.iter().all(|&raw| waits(raw))
-        };
-        assert!(all_waiting);
-        // SAFETY: A KUnit test may sleep.
-        unsafe { rcu_free_drain_all() };
-        assert!(!raws.iter().any(|&raw| waits(raw)));
-        Ok(())
-    }
-
-    #[test]
-    fn expedites_when_memory_runs_short() -> Result {
-        // One folio of EXPEDITE_PAGES pages crosses the threshold of the CPU it is freed on.
-        let order = EXPEDITE_PAGES.trailing_zeros();
-        if order > bindings::MAX_PAGE_ORDER {
-            skip(c"no folio of EXPEDITE_PAGES pages (MAX_PAGE_ORDER below 2 MiB)");
-            return Ok(());
-        }
-        // Every zone looks short of memory to the frees of this test's thread from now on.
-        // SAFETY: Called from a KUnit test.
-        unsafe { bindings::rcu_free_test_force_short() };
-        // Proof that the expedite freed the folio: it is free before any normal grace period
-        // ended since its free, which the normal works need at least one of (`queue_rcu_work()`).
-        // A normal grace period may end meanwhile all the same: then try again.
-        for _ in 0..5 {
-            let Ok(folio) = alloc_flagged(order) else {
-                skip(c"no folio of EXPEDITE_PAGES pages to allocate");
-                return Ok(());
-            };
-            let raw = folio.as_raw();
-            put(folio);
-            // SAFETY: No requirements.
-            let normal = unsafe { bindings::get_state_synchronize_rcu() };
-            // The expedite work frees it after an expedited grace period.
-            // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s, whose work is initialised.
-            for_each_pcp(|pcp| unsafe {
-                bindings::flush_work(&raw mut (*pcp).expedite);
-            });
-            let freed = !waits(raw);
-            // SAFETY: No requirements.
-            let normal_ended = unsafe { bindings::poll_state_synchronize_rcu(normal) };
-            if !normal_ended {
-                assert!(freed);
-                return Ok(());
-            }
-            if !wait_freed(&[raw]) {
-                return Err(ETIMEDOUT);
-            }
-        }
-        skip(c"a normal grace period ended before every check");
-        Ok(())
     }
 }

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the deferred free of PG_rcu_free folios.
+ *
+ * The first cases free flagged folios through the page allocator's own
+ * paths (folio_put(), folios_put_refs()) and check, on whichever engine is
+ * built (mm/rcu_free.c or mm/rcu_free_rust.rs), what a lockless reader
+ * relies on: a flagged folio stays out of the allocator while a reader
+ * holds rcu_read_lock(), an unflagged one is freed at once, batches drain,
+ * the drain frees what waits with a normal grace period in flight, and the
+ * expedite work frees a CPU's folios when memory runs short. They check
+ * what their own folios do, never global counts: page cache folios may be
+ * flagged and freed meanwhile.
+ *
+ * The last case runs each engine through one script of frees, works,
+ * drains and grace periods, on storage and grace periods of its own (static
+ * stubs of the shims in mm/page_alloc.c), and checks that it frees every
+ * folio in the step the mechanism says; with both engines built
+ * (CONFIG_PAGE_RCU_FREE_RUST), that both do exactly the same.
+ */
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/folio_batch.h>
+#include <linux/rcupdate.h>
+#include <linux/sizes.h>
+#include <linux/vmstat.h>
+
+#include "../rcu_free.h"
+
+static struct folio *alloc_flagged(struct kunit *test, unsigned int order)
+{
+	struct folio *folio = folio_alloc(GFP_KERNEL, order);
+
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio_set_rcu_free(folio);
+	return folio;
+}
+
+/* Whether @folio waits on one of the deferred free lists. */
+static bool waits(struct folio *folio)
+{
+	bool found = false;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(cpu);
+		unsigned long flags;
+
+		rcu_free_pcp_lock_cpu(pcp, &flags);
+		found |= rcu_free_pcp_holds(pcp, folio);
+		rcu_free_pcp_unlock(pcp, flags);
+	}
+	return found;
+}
+
+/* Waits for every CPU's works: a batch a work took off its list is free. */
+static void flush_works(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(cpu);
+
+		flush_work(&pcp->rwork.work);
+		flush_work(&pcp->expedite);
+	}
+}
+
+/* Waits up to ten seconds for the works to free @folios. */
+static bool wait_freed(struct folio **folios, int nr)
+{
+	int tries, i;
+
+	for (tries = 0; tries < 1000; tries++) {
+		for (i = 0; i < nr; i++)
+			if (waits(folios[i]))
+				break;
+		if (i == nr) {
+			flush_works();
+			return true;
+		}
+		msleep(10);
+	}
+	return false;
+}
+
+static unsigned long deferred_events(void)
+{
+#ifdef CONFIG_VM_EVENT_COUNTERS
+	unsigned long events[NR_VM_EVENT_ITEMS];
+
+	all_vm_events(events);
+	return events[RCU_FREE_DEFERRED];
+#else
+	return 0;
+#endif
+}
+
+static void flagged_waits_for_a_grace_period(struct kunit *test)
+{
+	unsigned long deferred = deferred_events();
+	struct folio *folio = alloc_flagged(test, 0);
+	bool flagged, waiting;
+	int refs, i;
+
+	rcu_read_lock();
+	folio_put(folio);
+	/*
+	 * A reader in this critical section may still copy from the folio:
+	 * it must stay out of the allocator while we hold the read lock.
+	 * Spin long enough for many grace periods to end if nothing held it.
+	 */
+	for (i = 0; i < 100; i++)
+		udelay(1000);
+	/* As a lockless reader: only the refcount and flags are read. */
+	refs = folio_ref_count(folio);
+	flagged = folio_test_rcu_free(folio);
+	waiting = waits(folio);
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_EQ(test, refs, 0);
+	KUNIT_EXPECT_TRUE(test, flagged);
+	KUNIT_EXPECT_TRUE(test, waiting);
+	if (IS_ENABLED(CONFIG_VM_EVENT_COUNTERS))
+		KUNIT_EXPECT_GE(test, deferred_events(), deferred + 1);
+	/* After the read lock is dropped, the per-CPU work frees it. */
+	KUNIT_EXPECT_TRUE(test, wait_freed(&folio, 1));
+}
+
+/*
+ * The drain before OOM and before alloc_contig_range() frees what waits at
+ * once, also while a normal grace period is in flight: its expedited grace
+ * period must satisfy the list's cookie, which a get_state_synchronize_rcu()
+ * cookie taken then would not.
+ */
+static void drain_all_with_a_normal_grace_period_in_flight(struct kunit *test)
+{
+	struct folio *folio = alloc_flagged(test, 0);
+	bool waiting;
+
+	start_poll_synchronize_rcu();
+	/* Holds off a drain elsewhere until the folio has been looked for. */
+	rcu_read_lock();
+	folio_put(folio);
+	waiting = waits(folio);
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, waiting);
+	rcu_free_drain_all();
+	KUNIT_EXPECT_FALSE(test, waits(folio));
+}
+
+static void unflagged_is_freed_at_once(struct kunit *test)
+{
+	struct folio *folio = folio_alloc(GFP_KERNEL, 2);
+	bool waiting;
+
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	rcu_read_lock();
+	folio_put(folio);
+	waiting = waits(folio);
+	rcu_read_unlock();
+	KUNIT_EXPECT_FALSE(test, waiting);
+}
+
+#define BATCHES_NR	100	/* more than three folio batches */
+
+static void batches_drain(struct kunit *test)
+{
+	struct folio_batch fbatch;
+	struct folio **folios;
+	bool all_waiting = true;
+	int i;
+
+	folios = kunit_kcalloc(test, BATCHES_NR, sizeof(*folios), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, folios);
+	for (i = 0; i < BATCHES_NR; i++)
+		folios[i] = alloc_flagged(test, i % 10 ? 0 : 2);
+
+	/* All freed in one read-side critical section: none can be freed yet. */
+	folio_batch_init(&fbatch);
+	rcu_read_lock();
+	for (i = 0; i < BATCHES_NR; i++) {
+		if (i % 2 == 0) {
+			folio_put(folios[i]);
+			continue;
+		}
+		/* The other half as reclaim and truncation free them. */
+		if (!folio_batch_add(&fbatch, folios[i]))
+			folios_put_refs(&fbatch, NULL);
+	}
+	if (folio_batch_count(&fbatch))
+		folios_put_refs(&fbatch, NULL);
+	for (i = 0; i < BATCHES_NR; i++)
+		all_waiting &= waits(folios[i]);
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_TRUE(test, all_waiting);
+	rcu_free_drain_all();
+	for (i = 0; i < BATCHES_NR; i++)
+		KUNIT_EXPECT_FALSE(test, waits(folios[i]));
+}
+
+static bool memory_always_short(struct folio *folio)
+{
+	return true;
+}
+
+static void expedites_when_memory_runs_short(struct kunit *test)
+{
+	/* One folio of 2 MiB crosses the threshold of the CPU it is freed on. */
+	unsigned int order = ilog2(SZ_2M / PAGE_SIZE);
+	int tries, cpu;
+
+	if (order > MAX_PAGE_ORDER)
+		kunit_skip(test, "no folio of 2 MiB (MAX_PAGE_ORDER is below)");
+	/* Every zone looks short of memory to this test's frees. */
+	kunit_activate_static_stub(test, rcu_free_memory_short,
+				   memory_always_short);
+	/*
+	 * Proof that the expedite freed the folio: it is free before any
+	 * normal grace period ended since its free, which the normal works
+	 * need at least one of. If one ends meanwhile all the same, again.
+	 */
+	for (tries = 0; tries < 5; tries++) {
+		struct folio *folio = folio_alloc(GFP_KERNEL | __GFP_NOWARN, order);
+		unsigned long normal;
+		bool freed;
+
+		if (!folio)
+			kunit_skip(test, "no folio of 2 MiB to allocate");
+		folio_set_rcu_free(folio);
+		folio_put(folio);
+		normal = get_state_synchronize_rcu();
+		for_each_possible_cpu(cpu)
+			flush_work(&rcu_free_cpu_pcp(cpu)->expedite);
+		freed = !waits(folio);
+		if (!poll_state_synchronize_rcu(normal)) {
+			KUNIT_EXPECT_TRUE(test, freed);
+			return;
+		}
+		KUNIT_ASSERT_TRUE(test, wait_freed(&folio, 1));
+	}
+	kunit_skip(test, "a normal grace period ended before every check");
+}
+
+/*
+ * The script. Each engine runs it on a private struct rcu_free_pcp, seen as
+ * CPU 0's and the only CPU's, whose cookies are steps of a grace period
+ * counter the script advances ("gp") and the expedited grace periods advance
+ * too. The works are called by the script, not queued: a kick is recorded.
+ */
+#define SCRIPT_FOLIOS	520
+#define SCRIPT_MANY	512	/* frees that cross the expedite threshold */
+#define SCRIPT_EVENTS	(3 * SCRIPT_FOLIOS)
+
+enum script_event {
+	EV_RELEASE,		/* a folio handed to free_unref_folios() */
+	EV_BATCH,		/* the end of a batch handed there */
+	EV_KICK,
+	EV_KICK_EXPEDITE,
+	EV_EXPEDITED,		/* an expedited grace period waited for */
+	EV_STEP,		/* end of a step: its drain result and pages */
+};
+
+struct script_run {
+	struct rcu_free_pcp pcp;
+	struct folio **folios;
+	unsigned long gp;	/* grace periods ended */
+	bool short_of_memory;
+	long accounted;		/* pages rcu_free_account() counts waiting */
+	unsigned int foreign;	/* folios released that were not the script's */
+	unsigned int step;
+	unsigned int nr;
+	struct {
+		u8 event;
+		u16 step;
+		long arg;
+	} log[SCRIPT_EVENTS];
+	int release_step[SCRIPT_FOLIOS];
+};
+
+static struct script_run *script_run(void)
+{
+	return kunit_get_current_test()->priv;
+}
+
+static void script_log(struct script_run *run, enum script_event event, long arg)
+{
+	if (WARN_ON_ONCE(run->nr == SCRIPT_EVENTS))
+		return;
+	run->log[run->nr].event = event;
+	run->log[run->nr].step = run->step;
+	run->log[run->nr].arg = arg;
+	run->nr++;
+}
+
+static struct rcu_free_pcp *script_pcp_lock(unsigned long *flags)
+{
+	struct rcu_free_pcp *pcp = &script_run()->pcp;
+
+	spin_lock_irqsave(&pcp->lock, *flags);
+	return pcp;
+}
+
+static struct rcu_free_pcp *script_cpu_pcp(int cpu)
+{
+	return cpu ? NULL : &script_run()->pcp;
+}
+
+static void script_stamp(struct rcu_free_pcp *pcp)
+{
+	pcp->open_cookie.norm = script_run()->gp + 1;
+	pcp->open_cookie.exp = 0;
+}
+
+static bool script_closed_done(struct rcu_free_pcp *pcp)
+{
+	return script_run()->gp >= pcp->closed_cookie.norm;
+}
+
+static void script_synchronize_expedited(void)
+{
+	script_run()->gp++;
+}
+
+static void script_account(struct folio *folio, long nr_pages)
+{
+	script_run()->accounted += nr_pages;
+}
+
+static void script_count_expedited(void)
+{
+	script_log(script_run(), EV_EXPEDITED, 0);
+}
+
+static bool script_memory_short(struct folio *folio)
+{
+	return script_run()->short_of_memory;
+}
+
+static void script_kick(struct rcu_free_pcp *pcp)
+{
+	script_log(script_run(), EV_KICK, 0);
+}
+
+static void script_kick_expedite(struct rcu_free_pcp *pcp)
+{
+	script_log(script_run(), EV_KICK_EXPEDITE, 0);
+}
+
+static int script_index(struct script_run *run, struct folio *folio)
+{
+	int i;
+
+	for (i = 0; i < SCRIPT_FOLIOS; i++)
+		if (run->folios[i] == folio)
+			return i;
+	return -1;
+}
+
+/* The folios come back to the script, which frees them at the end. */
+static void script_release(struct folio_batch *fbatch)
+{
+	struct script_run *run = script_run();
+	unsigned int i;
+
+	for (i = 0; i < folio_batch_count(fbatch); i++) {
+		struct folio *folio = fbatch->folios[i];
+		int index = script_index(run, folio);
+
+		script_log(run, EV_RELEASE, index);
+		if (index < 0) {
+			run->foreign++;
+			continue;
+		}
+		/* Freed twice: no step matches. */
+		run->release_step[index] = run->release_step[index] < 0 ?
+					   run->step : -2;
+		folio_ref_unfreeze(folio, 1);
+	}
+	script_log(run, EV_BATCH, folio_batch_count(fbatch));
+	folio_batch_reinit(fbatch);
+}
+
+static void script_defer(struct script_run *run, const struct rcu_free_engine *engine,
+			 int index)
+{
+	struct folio *folio = run->folios[index];
+
+	/* As the page allocator hands it over: flagged, at refcount zero. */
+	folio_set_rcu_free(folio);
+	if (WARN_ON_ONCE(!folio_ref_freeze(folio, 1)))
+		return;
+	engine->defer(folio);
+}
+
+static void script_end_step(struct script_run *run, long drained)
+{
+	script_log(run, EV_STEP, drained);
+	script_log(run, EV_STEP, run->pcp.nr_pages);
+	run->step++;
+}
+
+/* Runs the script on @engine; returns the log in @run. */
+static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
+		       struct script_run *run)
+{
+	int i;
+
+	spin_lock_init(&run->pcp.lock);
+	INIT_LIST_HEAD(&run->pcp.open);
+	INIT_LIST_HEAD(&run->pcp.closed);
+	INIT_RCU_WORK(&run->pcp.rwork, engine->work);
+	INIT_WORK(&run->pcp.expedite, engine->expedite);
+	for (i = 0; i < SCRIPT_FOLIOS; i++)
+		run->release_step[i] = -1;
+	test->priv = run;
+
+	kunit_activate_static_stub(test, rcu_free_pcp_lock, script_pcp_lock);
+	kunit_activate_static_stub(test, rcu_free_cpu_pcp, script_cpu_pcp);
+	kunit_activate_static_stub(test, rcu_free_pcp_stamp, script_stamp);
+	kunit_activate_static_stub(test, rcu_free_pcp_closed_done, script_closed_done);
+	kunit_activate_static_stub(test, rcu_free_synchronize_expedited,
+				   script_synchronize_expedited);
+	kunit_activate_static_stub(test, rcu_free_account, script_account);
+	kunit_activate_static_stub(test, rcu_free_count_expedited, script_count_expedited);
+	kunit_activate_static_stub(test, rcu_free_memory_short, script_memory_short);
+	kunit_activate_static_stub(test, rcu_free_kick, script_kick);
+	kunit_activate_static_stub(test, rcu_free_kick_expedite, script_kick_expedite);
+	kunit_activate_static_stub(test, rcu_free_release, script_release);
+
+	/* 0: three folios freed, one of order 2. */
+	for (i = 0; i < 3; i++)
+		script_defer(run, engine, i);
+	script_end_step(run, 0);
+	/* 1: the work before a grace period: frees nothing, closes open. */
+	engine->work(&run->pcp.rwork.work);
+	script_end_step(run, 0);
+	/* 2: another folio, on open. */
+	script_defer(run, engine, 3);
+	script_end_step(run, 0);
+	/* 3: a grace period; the work frees closed (0-2) and closes 3. */
+	run->gp++;
+	engine->work(&run->pcp.rwork.work);
+	script_end_step(run, 0);
+	/* 4: 3 was stamped before that grace period: freed now. */
+	engine->work(&run->pcp.rwork.work);
+	script_end_step(run, 0);
+	/* 5: memory short: the 512th page expedites. */
+	run->short_of_memory = true;
+	for (i = 4; i < 4 + SCRIPT_MANY; i++)
+		script_defer(run, engine, i);
+	run->short_of_memory = false;
+	script_end_step(run, 0);
+	/* 6: the expedite work frees them all, in batches. */
+	engine->expedite(&run->pcp.expedite);
+	script_end_step(run, 0);
+	/* 7: a drain frees a folio on open. */
+	script_defer(run, engine, 516);
+	script_end_step(run, engine->drain_all());
+	/* 8: a drain with nothing waiting. */
+	script_end_step(run, engine->drain_all());
+	/* 9: a folio on closed, one on open, a grace period: a drain frees both. */
+	script_defer(run, engine, 517);
+	engine->work(&run->pcp.rwork.work);
+	script_defer(run, engine, 518);
+	run->gp++;
+	script_end_step(run, engine->drain_all());
+	/* 10: one left waiting for a work after a grace period. */
+	script_defer(run, engine, 519);
+	engine->work(&run->pcp.rwork.work);
+	script_end_step(run, 0);
+	run->gp++;
+	engine->work(&run->pcp.rwork.work);
+	script_end_step(run, 0);
+
+	kunit_deactivate_static_stub(test, rcu_free_release);
+	kunit_deactivate_static_stub(test, rcu_free_kick_expedite);
+	kunit_deactivate_static_stub(test, rcu_free_kick);
+	kunit_deactivate_static_stub(test, rcu_free_memory_short);
+	kunit_deactivate_static_stub(test, rcu_free_count_expedited);
+	kunit_deactivate_static_stub(test, rcu_free_account);
+	kunit_deactivate_static_stub(test, rcu_free_synchronize_expedited);
+	kunit_deactivate_static_stub(test, rcu_free_pcp_closed_done);
+	kunit_deactivate_static_stub(test, rcu_free_pcp_stamp);
+	kunit_deactivate_static_stub(test, rcu_free_cpu_pcp);
+	kunit_deactivate_static_stub(test, rcu_free_pcp_lock);
+}
+
+/* Frees what an engine left on the script's lists, for a failed run. */
+static void script_clean(struct script_run *run)
+{
+	struct folio *folio, *next;
+
+	list_splice_tail_init(&run->pcp.open, &run->pcp.closed);
+	list_for_each_entry_safe(folio, next, &run->pcp.closed, lru) {
+		list_del(&folio->lru);
+		folio_clear_rcu_free(folio);
+		folio_ref_unfreeze(folio, 1);
+		folio_put(folio);
+	}
+}
+
+/* The step in which the mechanism frees each folio of the script. */
+static int script_expected_step(int index)
+{
+	if (index < 3)
+		return 3;
+	if (index == 3)
+		return 4;
+	if (index < 4 + SCRIPT_MANY)
+		return 6;
+	if (index == 516)
+		return 7;
+	if (index < 519)
+		return 9;
+	return 11;
+}
+
+static const struct rcu_free_engine built_engine = {
+	.name = IS_ENABLED(CONFIG_PAGE_RCU_FREE_RUST) ? "Rust" : "C",
+	.defer = rcu_free_defer,
+	.work = rcu_free_work,
+	.expedite = rcu_free_expedite,
+	.drain_all = rcu_free_drain_all,
+};
+
+static const struct rcu_free_engine *const engines[] = {
+	&built_engine,
+#ifdef CONFIG_PAGE_RCU_FREE_RUST
+	&rcu_free_c_engine,
+#endif
+};
+
+static void engines_follow_the_script(struct kunit *test)
+{
+	struct script_run *runs[ARRAY_SIZE(engines)];
+	struct folio **folios;
+	int e, i;
+
+	folios = kunit_kcalloc(test, SCRIPT_FOLIOS, sizeof(*folios), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, folios);
+	for (e = 0; e < ARRAY_SIZE(engines); e++) {
+		struct script_run *run;
+
+		runs[e] = run = kunit_kzalloc(test, sizeof(*run), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, run);
+		/* Allocated before the stubs are on: no reclaim under them. */
+		for (i = 0; i < SCRIPT_FOLIOS; i++) {
+			folios[i] = folio_alloc(GFP_KERNEL, i == 1 ? 2 : 0);
+			KUNIT_ASSERT_NOT_NULL(test, folios[i]);
+		}
+		run->folios = folios;
+		run_script(test, engines[e], run);
+		for (i = 0; i < SCRIPT_FOLIOS; i++) {
+			/* Freed by the engine, back at refcount one here. */
+			if (run->release_step[i] >= 0)
+				folio_put(folios[i]);
+			KUNIT_EXPECT_EQ_MSG(test, run->release_step[i],
+					    script_expected_step(i),
+					    "%s engine, folio %d", engines[e]->name, i);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, run->foreign, 0, "%s engine", engines[e]->name);
+		KUNIT_EXPECT_EQ_MSG(test, run->accounted, 0, "%s engine", engines[e]->name);
+		KUNIT_EXPECT_EQ_MSG(test, run->pcp.nr_pages, 0, "%s engine", engines[e]->name);
+		KUNIT_EXPECT_TRUE(test, list_empty(&run->pcp.open));
+		KUNIT_EXPECT_TRUE(test, list_empty(&run->pcp.closed));
+		script_clean(run);
+	}
+	/* Every engine built: the same releases, batches, kicks and drains. */
+	for (e = 1; e < ARRAY_SIZE(engines); e++) {
+		KUNIT_EXPECT_EQ(test, runs[e]->nr, runs[0]->nr);
+		for (i = 0; i < min(runs[e]->nr, runs[0]->nr); i++) {
+			KUNIT_EXPECT_EQ_MSG(test, runs[e]->log[i].event, runs[0]->log[i].event,
+					    "event %d", i);
+			KUNIT_EXPECT_EQ_MSG(test, runs[e]->log[i].step, runs[0]->log[i].step,
+					    "event %d", i);
+			KUNIT_EXPECT_EQ_MSG(test, runs[e]->log[i].arg, runs[0]->log[i].arg,
+					    "event %d", i);
+			if (runs[e]->log[i].event != runs[0]->log[i].event ||
+			    runs[e]->log[i].arg != runs[0]->log[i].arg)
+				break;
+		}
+	}
+	test->priv = NULL;
+}
+
+static struct kunit_case rcu_free_cases[] = {
+	KUNIT_CASE(flagged_waits_for_a_grace_period),
+	KUNIT_CASE(drain_all_with_a_normal_grace_period_in_flight),
+	KUNIT_CASE(unflagged_is_freed_at_once),
+	KUNIT_CASE(batches_drain),
+	KUNIT_CASE(expedites_when_memory_runs_short),
+	KUNIT_CASE(engines_follow_the_script),
+	{}
+};
+
+static struct kunit_suite rcu_free_suite = {
+	.name = "rcu_free",
+	.test_cases = rcu_free_cases,
+};
+kunit_test_suite(rcu_free_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the deferred free of PG_rcu_free folios");
+MODULE_LICENSE("GPL");
