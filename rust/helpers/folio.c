@@ -16,10 +16,9 @@ __rust_helper struct folio *rust_helper___folio_alloc_node(gfp_t gfp, unsigned i
 	return __folio_alloc_node(gfp, order, nid);
 }
 
-__rust_helper unsigned int rust_helper_nr_online_nodes_racy(void)
+__rust_helper bool rust_helper_node_state(int node, enum node_states state)
 {
-	/* Node hotplug writes it with plain stores; a stale value is fine. */
-	return data_race(nr_online_nodes);
+	return node_state(node, state);
 }
 
 __rust_helper unsigned int rust_helper_folio_order(const struct folio *folio)
@@ -103,15 +102,6 @@ __rust_helper bool rust_helper_folio_deferred_list_empty_racy(struct folio *foli
 	 * empty except under the sublist's lock.
 	 */
 	return data_race(list_empty(&folio->_deferred_list));
-}
-
-/*
- * Not a constant bindgen can give Rust: PMD_SHIFT is an expression of macros
- * on arm64 and a variable set at boot on powerpc book3s64.
- */
-__rust_helper unsigned int rust_helper_hpage_pmd_order(void)
-{
-	return HPAGE_PMD_ORDER;
 }
 #endif
 

@@ -21,6 +21,7 @@ CONFIG_KUNIT=y
 CONFIG_RUST_MM_KUNIT_TEST=y
 CONFIG_MM_RUST_DEFERRED_SPLIT=y
 # CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST is not set
+CONFIG_DEFERRED_SPLIT_KUNIT_TEST=y
 CONFIG_PAGE_RCU_FREE=y
 CONFIG_PAGE_RCU_FREE_KUNIT_TEST=y
 CONFIG_FILEMAP_NOLOCK_KUNIT_TEST=y
@@ -32,7 +33,8 @@ CONFIG_CMDLINE="a b"
 def test_series_options_come_from_the_patches():
     opts = matrix.series_options()
     for o in ("MM_RUST_DEFERRED_SPLIT", "PAGE_RCU_FREE", "FILEMAP_NOLOCK_KUNIT_TEST",
-              "PAGE_RCU_FREE_KUNIT_TEST", "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST", "RUST_MM_KUNIT_TEST"):
+              "PAGE_RCU_FREE_KUNIT_TEST", "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST", "RUST_MM_KUNIT_TEST",
+              "PAGE_RCU_FREE_RUST", "DEFERRED_SPLIT_KUNIT_TEST"):
         assert o in opts
     assert "TRANSPARENT_HUGEPAGE" not in opts  # upstream's, only touched
 
@@ -63,8 +65,8 @@ def test_check_wanted():
 def test_expected_suites():
     c = matrix.parse_config(SERIES_CONFIG)
     assert matrix.expected_suites(c) == ["rust_mm_folio", "rust_mm_folio_batch", "rust_mm_folio_list",
-                                         "rust_mm_list_lru", "rust_mm_lruvec",
-                                         "rust_mm_rcu_free", "filemap_nolock"]
+                                         "rust_mm_list_lru", "rust_mm_lruvec", "deferred_split",
+                                         "rcu_free", "filemap_nolock"]
     c["KUNIT"] = "n"
     assert matrix.expected_suites(c) == []
 
@@ -319,7 +321,7 @@ def test_record_missing_suite_and_no_kunit(tmp_path):
     cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\nCONFIG_KUNIT=y\nCONFIG_PAGE_RCU_FREE_KUNIT_TEST=y\n")
     run = guest_run(tmp_path, [suite("other")])
     rc, e = record(tmp_path, "--name", "x", "--config", str(cfg), "--run", str(run))
-    assert rc == 1 and "KUnit suite rust_mm_rcu_free did not run" in e["reasons"]
+    assert rc == 1 and "KUnit suite rcu_free did not run" in e["reasons"]
     # A configuration without KUnit: results.py's "(none)" is no failure.
     cfg.write_text("CONFIG_RUST=y\nCONFIG_PAGE_RCU_FREE=y\n")
     run = guest_run(tmp_path, [suite("(none)", failed=1), suite("pagecache_read_stress-tmpfs", "kselftest")])

@@ -220,7 +220,7 @@ mod tests {
     use super::*;
     use crate::{
         error::to_result,
-        mm::node::nr_online_nodes,
+        mm::node::nodes_with_memory,
         prelude::*,
         sync::LockClassKey, //
     };
@@ -348,18 +348,21 @@ mod tests {
             // SAFETY: `item` is valid and stays in place until the end of the test.
             unsafe { bindings::INIT_LIST_HEAD(item) };
         }
-        let other = if nr_online_nodes() >= 2 { 1 } else { 0 };
+        // Two nodes with memory (so possible ones), or the one twice.
+        let mut nodes = nodes_with_memory();
+        let first = nodes.next().unwrap_or(0);
+        let other = nodes.next().unwrap_or(first);
         // Nothing is asserted under a guard (see the lruvec tests): each block returns what
         // it saw.
-        let (first, added, nr) = {
-            // SAFETY: Node 0 is online; no memcg is the root's sublist.
-            let mut guard = unsafe { lru.lock(0, None) };
-            let first = (
-                guard.is_for(0, None),
+        let (seen, added, nr) = {
+            // SAFETY: `first` is a possible node; no memcg is the root's sublist.
+            let mut guard = unsafe { lru.lock(first, None) };
+            let seen = (
+                guard.is_for(first, None),
                 guard.nid(),
                 guard.locked_memcg().is_none(),
             );
-            // SAFETY: Empty items that stay in place while on the list, for node 0; the
+            // SAFETY: Empty items that stay in place while on the list, for node `first`; the
             // third add finds `items[0]` on the list already and does not add it twice.
             let added = unsafe {
                 [
@@ -368,26 +371,26 @@ mod tests {
                     guard.add(&mut items[0]),
                 ]
             };
-            (first, added, guard.nr_items())
+            (seen, added, guard.nr_items())
         };
-        assert_eq!(first, (true, 0, true));
+        assert_eq!(seen, (true, first, true));
         assert_eq!(added, [true, true, false]);
         assert_eq!(nr, 2);
         let added_other = {
-            // SAFETY: `other` is an online node.
+            // SAFETY: `other` is a possible node.
             let mut guard = unsafe { lru.lock(other, None) };
             // SAFETY: As above, for node `other`.
             unsafe { guard.add(&mut items[2]) }
         };
         assert!(added_other);
-        if other == 1 {
-            assert_eq!((lru.count_node(0), lru.count_node(1)), (2, 1));
+        if other != first {
+            assert_eq!((lru.count_node(first), lru.count_node(other)), (2, 1));
         } else {
-            assert_eq!(lru.count_node(0), 3);
+            assert_eq!(lru.count_node(first), 3);
         }
         let (deleted, nr) = {
             // SAFETY: As above.
-            let mut guard = unsafe { lru.lock(0, None) };
+            let mut guard = unsafe { lru.lock(first, None) };
             // SAFETY: `items[1]` is on this sublist, then empty; `items[0]` is on it.
             let deleted = unsafe {
                 [
@@ -399,7 +402,7 @@ mod tests {
             (deleted, guard.nr_items())
         };
         assert_eq!(deleted, [true, false, true]);
-        assert_eq!(nr, if other == 1 { 0 } else { 1 });
+        assert_eq!(nr, if other != first { 0 } else { 1 });
         let deleted_other = {
             // SAFETY: As above.
             let mut guard = unsafe { lru.lock(other, None) };
@@ -407,7 +410,7 @@ mod tests {
             unsafe { guard.del(&mut items[2]) }
         };
         assert!(deleted_other);
-        assert_eq!(lru.count_node(0) + lru.count_node(other), 0);
+        assert_eq!(lru.count_node(first) + lru.count_node(other), 0);
         // Node ids that are not, without reading past the sublists.
         assert_eq!(lru.count_node(-1), 0);
         assert_eq!(lru.count_node(nr_node_ids() as i32), 0);
@@ -427,8 +430,8 @@ mod tests {
         let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
         // Nothing is asserted under a guard: the block returns what it saw.
         let (under_both, under_inner) = {
-            // SAFETY: Node 0 is online; a list that is not memcg aware.
-            let guard = unsafe { lru.lock(0, None) };
+            // SAFETY: A node with memory is a possible node; a list that is not memcg aware.
+            let guard = unsafe { lru.lock(nodes_with_memory().next().unwrap_or(0), None) };
             let mut inner = SpinLockIrq::lock(&lock);
             let under_both = irqs_disabled();
             drop(guard);

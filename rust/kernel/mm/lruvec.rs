@@ -210,7 +210,7 @@ mod tests {
     use crate::{
         mm::{
             memcg::mem_cgroup_disabled,
-            node::nr_online_nodes, //
+            node::nodes_with_memory, //
         },
         prelude::*,
         sync::{
@@ -222,9 +222,14 @@ mod tests {
         },
     };
 
-    /// A charged order-0 folio on node `nid`, which must be online.
+    /// The first node with memory.
+    fn first_node() -> i32 {
+        nodes_with_memory().next().unwrap_or(0)
+    }
+
+    /// A charged order-0 folio on node `nid`, which must have memory.
     fn alloc_on(nid: i32) -> Result<ARef<Folio>> {
-        // SAFETY: The callers pass online nodes; `__GFP_THISNODE`: on no other.
+        // SAFETY: The callers pass nodes with memory, online; `__GFP_THISNODE`: on no other.
         let folio = unsafe {
             bindings::__folio_alloc_node(bindings::GFP_KERNEL | bindings::__GFP_THISNODE, 0, nid)
         };
@@ -265,8 +270,8 @@ mod tests {
 
     #[test]
     fn lock_relock_unlock() -> Result {
-        let a = alloc_on(0)?;
-        let b = alloc_on(0)?;
+        let a = alloc_on(first_node())?;
+        let b = alloc_on(first_node())?;
         // This test holds no lruvec lock.
         let mut unlocked = LruvecUnlocked::new();
 
@@ -295,9 +300,10 @@ mod tests {
     #[test]
     fn uncharged_folio_has_no_lruvec() -> Result {
         if mem_cgroup_disabled() {
+            crate::kunit::skip(c"memory cgroups are disabled");
             return Ok(());
         }
-        let charged = alloc_on(0)?;
+        let charged = alloc_on(first_node())?;
         let uncharged = Folio::alloc(GFP_KERNEL, 0)?;
         // This test holds no lruvec lock.
         let mut unlocked = LruvecUnlocked::new();
@@ -322,7 +328,7 @@ mod tests {
         };
 
         let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
-        let folio = alloc_on(0)?;
+        let folio = alloc_on(first_node())?;
         // This test holds no lruvec lock.
         let mut unlocked = LruvecUnlocked::new();
         let seen = unlocked.lock(&folio).map(|guard| {
@@ -340,11 +346,13 @@ mod tests {
 
     #[test]
     fn relock_across_nodes() -> Result {
-        if nr_online_nodes() < 2 {
+        let mut nodes = nodes_with_memory();
+        let (Some(first), Some(second)) = (nodes.next(), nodes.next()) else {
+            crate::kunit::skip(c"fewer than two nodes with memory");
             return Ok(());
-        }
-        let a = alloc_on(0)?;
-        let b = alloc_on(1)?;
+        };
+        let a = alloc_on(first)?;
+        let b = alloc_on(second)?;
         // This test holds no lruvec lock.
         let mut unlocked = LruvecUnlocked::new();
 

@@ -25,14 +25,22 @@ pub fn nr_node_ids() -> u32 {
     }
 }
 
-/// Returns the number of online nodes, `nr_online_nodes`.
+/// Returns whether node `nid` has memory: `node_state(nid, N_MEMORY)`.
 ///
-/// Memory hotplug changes it at any time: the value may be stale as soon as it is read. Always
-/// 1 without `CONFIG_NUMA`.
+/// Memory hotplug changes it at any time: the answer may be stale as soon as it is given. False
+/// for a node id that is not below [`nr_node_ids()`].
 #[inline]
-pub fn nr_online_nodes() -> u32 {
-    // SAFETY: No requirements: `node_set_online()` and `node_set_offline()` write the variable
-    // with plain stores, and the helper reads it with `data_race()`, as C's lockless readers
-    // may.
-    unsafe { bindings::nr_online_nodes_racy() }
+pub fn has_memory(nid: i32) -> bool {
+    if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
+        return false;
+    }
+    // SAFETY: `nid` is a valid node id. The node masks are read without a lock, as C's
+    // `for_each_node_state()` reads them; hotplug changes them with atomic bit operations.
+    unsafe { bindings::node_state(nid, bindings::node_states_N_MEMORY) }
+}
+
+/// Returns the nodes that have memory, in order: `for_each_node_state(nid, N_MEMORY)`.
+pub fn nodes_with_memory() -> impl Iterator<Item = i32> {
+    // CAST: `nr_node_ids` is at most `MAX_NUMNODES`, which fits in `i32`.
+    (0..nr_node_ids() as i32).filter(|&nid| has_memory(nid))
 }
