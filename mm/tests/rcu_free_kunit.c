@@ -469,10 +469,15 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	script_defer(run, engine, 518);
 	run->gp++;
 	script_end_step(run, engine->drain_all());
-	/* 10: one left waiting for a work after a grace period. */
+	/*
+	 * 10: a folio closed by a work, then the work again before a grace
+	 * period: its cookie has not passed, nothing is freed.
+	 */
 	script_defer(run, engine, 519);
 	engine->work(&run->pcp.rwork.work);
+	engine->work(&run->pcp.rwork.work);
 	script_end_step(run, 0);
+	/* 11: after a grace period, the work frees it. */
 	run->gp++;
 	engine->work(&run->pcp.rwork.work);
 	script_end_step(run, 0);

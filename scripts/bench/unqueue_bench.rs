@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `make bench`: the Rust `folio_batch_unqueue_deferred_split()` against the C loop it replaced.
+//! `make bench`: the Rust `folio_batch_unqueue_deferred_split()` against the C one.
 //!
 //! An out-of-tree module (the top-level `Kbuild`), loaded in the guest of the series' perf
 //! kernel. Both implementations run on the same batch of the same folios: the Rust one through
 //! its C entry point, as every caller in mm/ reaches it, and `folio_batch_unqueue_deferred_split_c()`,
-//! the C loop of `folio_unqueue_deferred_split()` calls, which `patches/local.series` keeps
-//! (and exports, with `deferred_split_folio()`) for this module only.
+//! which calls `__folio_batch_unqueue_deferred_split()`, the C implementation of the same
+//! algorithm (one list_lru round trip per run of folios of one sublist), which
+//! `patches/local.series` builds beside the Rust one and exports, with `deferred_split_folio()`,
+//! for this module only. (Until the C one batched too, "C" here was the loop of
+//! `folio_unqueue_deferred_split()` calls of Joanne Koong's patch.)
 //!
 //! One more case, `lruvec_relock`, times the locking of `folio_batch_move_lru()` (the lruvec of
 //! the first folio locked, relocked for each next one, unlocked at the end) done with the Rust
@@ -59,7 +62,7 @@ module! {
 // bindgen type, which Rust does not know to be FFI-safe.
 #[allow(improper_ctypes)]
 unsafe extern "C" {
-    /// The C loop (`mm/folio.c`, `patches/local.series`).
+    /// The C unqueue (`mm/folio.c`, `patches/local.series`).
     fn folio_batch_unqueue_deferred_split_c(fbatch: *mut bindings::folio_batch);
     /// The locking of `folio_batch_move_lru()` in C (`mm/folio.c`, `patches/local.series`).
     fn folio_batch_lruvec_relock_c(fbatch: *mut bindings::folio_batch);
