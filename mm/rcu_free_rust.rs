@@ -355,7 +355,9 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
     let pcp = unsafe { container_of!(work, bindings::rcu_free_pcp, expedite) };
     // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
     unsafe { PcpGuard::lock(pcp) }.close();
-    // SAFETY: Process context (a work item), no locks held.
+    // SAFETY: Process context (a work item) that may sleep, no locks held, as the expedited
+    // grace period needs; the count has no requirement; `pcp` is a CPU's `rcu_free_pcp`, as
+    // `free_done()` needs.
     unsafe {
         bindings::rcu_free_synchronize_expedited();
         bindings::rcu_free_count_expedited();
