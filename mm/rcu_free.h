@@ -81,6 +81,7 @@ struct rcu_free_engine {
 	work_func_t expedite;
 	unsigned long (*drain_all)(void);
 };
+
 #ifdef CONFIG_PAGE_RCU_FREE_RUST
 /* The C engine, built beside the Rust one for the comparison. */
 extern const struct rcu_free_engine rcu_free_c_engine;

@@ -249,4 +249,5 @@ static struct kunit_suite deferred_split_suite = {
 	.name = "deferred_split",
 	.test_cases = deferred_split_cases,
 };
+
 kunit_test_suite(deferred_split_suite);

@@ -82,7 +82,7 @@ static bool wait_freed(struct folio **folios, int nr)
 			flush_works();
 			return true;
 		}
-		msleep(10);
+		fsleep(10 * USEC_PER_MSEC);
 	}
 	return false;
 }
@@ -114,7 +114,7 @@ static void flagged_waits_for_a_grace_period(struct kunit *test)
 	 * Spin long enough for many grace periods to end if nothing held it.
 	 */
 	for (i = 0; i < 100; i++)
-		udelay(1000);
+		mdelay(1);
 	/* As a lockless reader: only the refcount and flags are read. */
 	refs = folio_ref_count(folio);
 	flagged = folio_test_rcu_free(folio);
@@ -551,8 +551,9 @@ static void engines_follow_the_script(struct kunit *test)
 	for (e = 0; e < ARRAY_SIZE(engines); e++) {
 		struct script_run *run;
 
-		runs[e] = run = kunit_kzalloc(test, sizeof(*run), GFP_KERNEL);
+		run = kunit_kzalloc(test, sizeof(*run), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, run);
+		runs[e] = run;
 		/* Allocated before the stubs are on: no reclaim under them. */
 		for (i = 0; i < SCRIPT_FOLIOS; i++) {
 			folios[i] = folio_alloc(GFP_KERNEL, i == 1 ? 2 : 0);
@@ -607,6 +608,7 @@ static struct kunit_suite rcu_free_suite = {
 	.name = "rcu_free",
 	.test_cases = rcu_free_cases,
 };
+
 kunit_test_suite(rcu_free_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the deferred free of PG_rcu_free folios");
