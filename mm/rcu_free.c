@@ -134,8 +134,15 @@ static void rcu_free_c_defer(struct folio *folio)
 
 	pcp = rcu_free_pcp_lock(&flags);
 	rcu_free_pcp_add(pcp, folio);
-	expedite = pcp->nr_pages >= RCU_FREE_EXPEDITE_PAGES &&
+	/*
+	 * One expedite at a time per CPU: it takes all the CPU holds, and the
+	 * next one waits until that is free and 2 MiB more came.
+	 */
+	expedite = !pcp->expediting &&
+		   pcp->nr_pages >= RCU_FREE_EXPEDITE_PAGES &&
 		   rcu_free_memory_short(folio);
+	if (expedite)
+		pcp->expediting = true;
 	rcu_free_pcp_unlock(pcp, flags);
 	/* From here on a drain on another CPU may free the folio. */
 	rcu_free_kick(pcp);
@@ -172,6 +179,9 @@ static void rcu_free_c_expedite(struct work_struct *work)
 	rcu_free_synchronize_expedited();
 	rcu_free_count_expedited();
 	rcu_free_done(pcp);
+	rcu_free_pcp_lock_cpu(pcp, &flags);
+	pcp->expediting = false;
+	rcu_free_pcp_unlock(pcp, flags);
 }
 
 /*
@@ -194,31 +204,20 @@ static bool rcu_free_flush_works(void)
 	return waited;
 }
 
-/*
- * The drains that began so far: a drain that finds it moved since its
- * caller arrived knows that a whole drain began after that and has ended.
- * Written only under the drain lock.
- */
-static atomic64_t rcu_free_c_drain_gen = ATOMIC64_INIT(0);
-
 static unsigned long rcu_free_c_drain_all(void)
 {
+	u64 arrived = rcu_free_drain_arrive();
 	unsigned long freed = 0;
 	bool waiting = false;
-	s64 arrived;
 	int cpu;
 
-	/* What the caller saw is ordered before the sample. */
-	smp_mb();
-	arrived = atomic64_read(&rcu_free_c_drain_gen);
 	if (rcu_free_drain_lock())
 		return 0;	/* a fatal signal */
-	if (atomic64_read(&rcu_free_c_drain_gen) != arrived) {
+	if (!rcu_free_drain_begin(arrived)) {
+		/* A whole drain began after the caller arrived: look again. */
 		rcu_free_drain_unlock();
 		return 1;
 	}
-	/* Ordered before the lists are closed. */
-	atomic64_inc_return(&rcu_free_c_drain_gen);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(cpu);
 		unsigned long flags;

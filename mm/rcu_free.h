@@ -21,8 +21,8 @@ struct folio_batch;
 #ifdef CONFIG_PAGE_RCU_FREE
 /**
  * struct rcu_free_pcp - Folios waiting on one CPU for an RCU grace period.
- * @lock: Protects the lists, the cookies and @nr_pages. Taken with
- *	interrupts disabled: folios are freed from any context but NMI.
+ * @lock: Protects the lists, the cookies, @nr_pages and @expediting. Taken
+ *	with interrupts disabled: folios are freed from any context but NMI.
  * @open: Folios with PG_rcu_free freed on this CPU since @closed was
  *	filled, linked by their lru.
  * @closed: Folios that can be freed once @closed_cookie has passed.
@@ -31,18 +31,20 @@ struct folio_batch;
  *	cookie, so that an expedited grace period satisfies it too.
  * @closed_cookie: The same for @closed.
  * @nr_pages: Pages on @open and @closed.
+ * @expediting: @expedite is queued or running: no other is queued meanwhile.
  * @rwork: Frees @closed and closes @open, after a grace period.
  * @expedite: Frees both lists after an expedited grace period.
  *
  * The per-CPU storage of the engine (mm/rcu_free.c or mm/rcu_free_rust.rs).
  */
 struct rcu_free_pcp {
-	spinlock_t lock;	/* protects the lists, cookies and nr_pages */
+	spinlock_t lock;	/* protects all below but the works */
 	struct list_head open;
 	struct list_head closed;
 	struct rcu_gp_seq open_cookie;
 	struct rcu_gp_seq closed_cookie;
 	unsigned long nr_pages;
+	bool expediting;
 	struct rcu_work rwork;
 	struct work_struct expedite;
 };
@@ -55,7 +57,9 @@ void rcu_free_pcp_unlock(struct rcu_free_pcp *pcp, unsigned long flags);
 void rcu_free_pcp_stamp(struct rcu_free_pcp *pcp);
 bool rcu_free_pcp_closed_done(struct rcu_free_pcp *pcp);
 void rcu_free_synchronize_expedited(void);
+u64 rcu_free_drain_arrive(void);
 int rcu_free_drain_lock(void);
+bool rcu_free_drain_begin(u64 arrived);
 void rcu_free_drain_unlock(void);
 void rcu_free_account(struct folio *folio, long nr_pages);
 void rcu_free_count_expedited(void);

@@ -56,14 +56,6 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*,
     sizes::SZ_2M,
-    sync::{
-        atomic::{
-            Atomic,
-            Full,
-            Relaxed, //
-        },
-        barrier::smp_mb,
-    },
     types::NotThreadSafe, //
 };
 
@@ -149,6 +141,20 @@ impl PcpGuard {
     fn nr_pages(&self) -> c_ulong {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { (*self.pcp).nr_pages }
+    }
+
+    /// Returns whether the CPU's expedite work is queued or running.
+    #[inline]
+    fn is_expediting(&self) -> bool {
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { (*self.pcp).expediting }
+    }
+
+    /// Records whether the CPU's expedite work is queued or running.
+    #[inline]
+    fn set_expediting(&mut self, expediting: bool) {
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { (*self.pcp).expediting = expediting };
     }
 
     /// Adds a freed folio to `open`, with a cookie that covers it.
@@ -302,10 +308,16 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         let mut guard = PcpGuard::this_cpu();
         // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
         unsafe { guard.add(folio) };
+        // One expedite at a time per CPU: it takes all the CPU holds, and the next one waits
+        // until that is free and 2 MiB more came.
         // SAFETY: `folio` is valid (we own it, it is not freed before we unlock).
-        let short = guard.nr_pages() >= EXPEDITE_PAGES
+        let expedite = !guard.is_expediting()
+            && guard.nr_pages() >= EXPEDITE_PAGES
             && unsafe { bindings::rcu_free_memory_short(folio.as_raw()) };
-        (guard.pcp, short)
+        if expedite {
+            guard.set_expediting(true);
+        }
+        (guard.pcp, expedite)
     };
     // From here on a drain on another CPU may free the folio: it is not touched again.
     // SAFETY: `pcp` is this CPU's storage, valid for ever.
@@ -363,14 +375,9 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
         bindings::rcu_free_count_expedited();
         free_done(pcp);
     }
+    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
+    unsafe { PcpGuard::lock(pcp) }.set_expediting(false);
 }
-
-/// The drains that began so far. A drain that finds it moved since its caller arrived knows that
-/// a whole drain began after that and has ended (it holds [`DrainLock`] now): what waited when
-/// the caller arrived is free, so it has nothing left to do. As `lru_add_drain_all()`'s
-/// generation, it saves a queue of callers in the allocator's slow path one expedited grace
-/// period each. Written only under the lock.
-static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
 /// period. It also waits for the work items that are freeing folios they took, so that all that
@@ -397,22 +404,19 @@ static DRAIN_GEN: Atomic<u64> = Atomic::new(0);
 /// `#[export]` checks it against bindgen's declaration of the C entry point.
 #[export]
 pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
-    // What the caller saw (a range busy, an allocation failed) is ordered before the sample:
-    // pairs with the full barrier of the increment below.
-    smp_mb(Full);
-    let arrived = DRAIN_GEN.load(Relaxed);
-    let Some(_one_at_a_time) = DrainLock::lock() else {
+    // The drains that began so far, as the caller arrives (`rcu_free_drain_arrive()`, with the
+    // barrier that orders what the caller saw before the sample).
+    // SAFETY: No requirements.
+    let arrived = unsafe { bindings::rcu_free_drain_arrive() };
+    let Some(one_at_a_time) = DrainLock::lock() else {
         // A fatal signal: the caller is on its way out.
         return 0;
     };
-    if DRAIN_GEN.load(Relaxed) != arrived {
+    if !one_at_a_time.begin(arrived) {
         // A drain began after the caller arrived and has ended: it closed every list
         // that held what waited then, freed it and waited for the works. Look again.
         return 1;
     }
-    // Ordered before the lists are closed: a caller that samples the new generation and later
-    // skips its drain relies on this one finding what waited when it sampled.
-    DRAIN_GEN.fetch_add(1, Full);
     let mut waiting = false;
     for_each_pcp(|pcp| {
         // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
@@ -473,6 +477,16 @@ impl DrainLock {
         Some(DrainLock {
             _not_send: NotThreadSafe,
         })
+    }
+
+    /// Begins a drain for a caller that arrived at generation `arrived`
+    /// (`rcu_free_drain_arrive()`): false, with nothing done, if a whole drain began after that
+    /// and has ended, so that what waited when the caller arrived is free. Under the lock, which
+    /// `self` proves held.
+    #[inline]
+    fn begin(&self, arrived: u64) -> bool {
+        // SAFETY: The drain lock is held (`self`), as `rcu_free_drain_begin()` needs.
+        unsafe { bindings::rcu_free_drain_begin(arrived) }
     }
 }
 

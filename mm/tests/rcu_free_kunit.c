@@ -25,6 +25,7 @@
 #include <linux/mm.h>
 #include <linux/folio_batch.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
 #include <linux/sizes.h>
 #include <linux/vmstat.h>
 
@@ -252,9 +253,9 @@ static void expedites_when_memory_runs_short(struct kunit *test)
  * counter the script advances ("gp") and the expedited grace periods advance
  * too. The works are called by the script, not queued: a kick is recorded.
  */
-#define SCRIPT_FOLIOS	520
-#define SCRIPT_MANY	512	/* frees that cross the expedite threshold */
-#define SCRIPT_EVENTS	(3 * SCRIPT_FOLIOS)
+#define SCRIPT_FOLIOS	522
+#define SCRIPT_MANY	512	/* frees of 2 MiB or more: they expedite */
+#define SCRIPT_EVENTS	(3 * SCRIPT_FOLIOS + 64)
 
 enum script_event {
 	EV_RELEASE,		/* a folio handed to free_unref_folios() */
@@ -269,7 +270,10 @@ struct script_run {
 	struct rcu_free_pcp pcp;
 	struct folio **folios;
 	unsigned long gp;	/* grace periods ended */
+	u64 drain_gen;		/* the drain generation */
 	bool short_of_memory;
+	bool work_in_sync;	/* run the work inside the next expedited GP */
+	const struct rcu_free_engine *engine;
 	long accounted;		/* pages rcu_free_account() counts waiting */
 	unsigned int foreign;	/* folios released that were not the script's */
 	unsigned int step;
@@ -321,9 +325,48 @@ static bool script_closed_done(struct rcu_free_pcp *pcp)
 	return script_run()->gp >= pcp->closed_cookie.norm;
 }
 
+static void script_end_step(struct script_run *run, long drained);
+
+/*
+ * An expedited grace period; with work_in_sync, the work runs first, as if
+ * it raced with the expedite between its close and the grace period: it must
+ * free nothing of the lists the expedite just closed.
+ */
 static void script_synchronize_expedited(void)
 {
-	script_run()->gp++;
+	struct script_run *run = script_run();
+
+	if (run->work_in_sync) {
+		run->work_in_sync = false;
+		run->engine->work(&run->pcp.rwork.work);
+		script_end_step(run, 0);
+	}
+	run->gp++;
+}
+
+/* The drains of the script have a generation of their own and no lock. */
+static u64 script_drain_arrive(void)
+{
+	return script_run()->drain_gen;
+}
+
+static int script_drain_lock(void)
+{
+	return 0;
+}
+
+static bool script_drain_begin(u64 arrived)
+{
+	struct script_run *run = script_run();
+
+	if (run->drain_gen != arrived)
+		return false;
+	run->drain_gen++;
+	return true;
+}
+
+static void script_drain_unlock(void)
+{
 }
 
 static void script_account(struct folio *folio, long nr_pages)
@@ -408,6 +451,7 @@ static void script_end_step(struct script_run *run, long drained)
 static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 		       struct script_run *run)
 {
+	unsigned int noreclaim;
 	int i;
 
 	spin_lock_init(&run->pcp.lock);
@@ -417,10 +461,15 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	INIT_WORK(&run->pcp.expedite, engine->expedite);
 	for (i = 0; i < SCRIPT_FOLIOS; i++)
 		run->release_step[i] = -1;
+	run->engine = engine;
 	test->priv = run;
 
-	kunit_activate_static_stub(test, rcu_free_pcp_lock, script_pcp_lock);
-	kunit_activate_static_stub(test, rcu_free_cpu_pcp, script_cpu_pcp);
+	/*
+	 * No reclaim on this thread while the stubs are active (activating
+	 * them allocates): a page cache folio it freed would go to the
+	 * script's storage. The storage stubs go on last and off first.
+	 */
+	noreclaim = memalloc_noreclaim_save();
 	kunit_activate_static_stub(test, rcu_free_pcp_stamp, script_stamp);
 	kunit_activate_static_stub(test, rcu_free_pcp_closed_done, script_closed_done);
 	kunit_activate_static_stub(test, rcu_free_synchronize_expedited,
@@ -431,6 +480,12 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	kunit_activate_static_stub(test, rcu_free_kick, script_kick);
 	kunit_activate_static_stub(test, rcu_free_kick_expedite, script_kick_expedite);
 	kunit_activate_static_stub(test, rcu_free_release, script_release);
+	kunit_activate_static_stub(test, rcu_free_drain_arrive, script_drain_arrive);
+	kunit_activate_static_stub(test, rcu_free_drain_lock, script_drain_lock);
+	kunit_activate_static_stub(test, rcu_free_drain_begin, script_drain_begin);
+	kunit_activate_static_stub(test, rcu_free_drain_unlock, script_drain_unlock);
+	kunit_activate_static_stub(test, rcu_free_cpu_pcp, script_cpu_pcp);
+	kunit_activate_static_stub(test, rcu_free_pcp_lock, script_pcp_lock);
 
 	/* 0: three folios freed, one of order 2. */
 	for (i = 0; i < 3; i++)
@@ -449,7 +504,7 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	/* 4: 3 was stamped before that grace period: freed now. */
 	engine->work(&run->pcp.rwork.work);
 	script_end_step(run, 0);
-	/* 5: memory short: the 512th page expedites. */
+	/* 5: memory short: the frees that reach 2 MiB expedite, once. */
 	run->short_of_memory = true;
 	for (i = 4; i < 4 + SCRIPT_MANY; i++)
 		script_defer(run, engine, i);
@@ -481,7 +536,31 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	run->gp++;
 	engine->work(&run->pcp.rwork.work);
 	script_end_step(run, 0);
+	/*
+	 * 12: a folio closed by a work, a grace period that covers it, and a
+	 * folio on open after that.
+	 */
+	script_defer(run, engine, 520);
+	engine->work(&run->pcp.rwork.work);
+	run->gp++;
+	script_defer(run, engine, 521);
+	script_end_step(run, 0);
+	/*
+	 * 13: the expedite closes open onto the closed list: both now wait for
+	 * the newer cookie. A work between that close and the expedited grace
+	 * period frees neither (an engine that kept the older cookie frees
+	 * both there); 14: the expedite frees both after its grace period.
+	 */
+	run->work_in_sync = true;
+	engine->expedite(&run->pcp.expedite);
+	script_end_step(run, 0);
 
+	kunit_deactivate_static_stub(test, rcu_free_pcp_lock);
+	kunit_deactivate_static_stub(test, rcu_free_cpu_pcp);
+	kunit_deactivate_static_stub(test, rcu_free_drain_unlock);
+	kunit_deactivate_static_stub(test, rcu_free_drain_begin);
+	kunit_deactivate_static_stub(test, rcu_free_drain_lock);
+	kunit_deactivate_static_stub(test, rcu_free_drain_arrive);
 	kunit_deactivate_static_stub(test, rcu_free_release);
 	kunit_deactivate_static_stub(test, rcu_free_kick_expedite);
 	kunit_deactivate_static_stub(test, rcu_free_kick);
@@ -491,8 +570,7 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	kunit_deactivate_static_stub(test, rcu_free_synchronize_expedited);
 	kunit_deactivate_static_stub(test, rcu_free_pcp_closed_done);
 	kunit_deactivate_static_stub(test, rcu_free_pcp_stamp);
-	kunit_deactivate_static_stub(test, rcu_free_cpu_pcp);
-	kunit_deactivate_static_stub(test, rcu_free_pcp_lock);
+	memalloc_noreclaim_restore(noreclaim);
 }
 
 /* Frees what an engine left on the script's lists, for a failed run. */
@@ -522,7 +600,9 @@ static int script_expected_step(int index)
 		return 7;
 	if (index < 519)
 		return 9;
-	return 11;
+	if (index == 519)
+		return 11;
+	return 14;
 }
 
 static const struct rcu_free_engine built_engine = {
