@@ -12,6 +12,9 @@ check_config_name "$CONFIG"
 [ -f "$TREE/.assembled" ] || die "no assembled tree; run 'make tree' first"
 need "clang-$LLVM_VERSION" "ld.lld-$LLVM_VERSION" /usr/bin/rustc "$HOME/.cargo/bin/bindgen"
 
+KTOOLCHAIN=$(config_toolchain "$CONFIG")
+export KTOOLCHAIN
+[ "$KTOOLCHAIN" = llvm ] || need "$KTOOLCHAIN"
 obj=$(obj_dir "$CONFIG")
 tmp=$BUILD/.config-$CONFIG
 rm -rf "$tmp" && mkdir -p "$tmp" "$obj" "$LOGS"

@@ -91,14 +91,35 @@ kmake_mend() {
 	rm -f "$mark"
 }
 
-# make in the assembled tree with the project's toolchain.
+# The compiler a configuration asks for: a line "#toolchain gcc" in
+# scripts/configs/<name>.config (make matrix: the GCC build that 0-day and
+# syzbot make) builds it with gcc and binutils; without it, with
+# clang-$LLVM_VERSION and LLVM.
+config_toolchain() {
+	local t
+	t=$(sed -n 's/^#toolchain \([a-z]*\)$/\1/p' "$TOP/scripts/configs/$1.config")
+	case ${t:-llvm} in llvm | gcc) echo "${t:-llvm}" ;; *) die "$1.config: unknown #toolchain '$t' (llvm, gcc)" ;; esac
+}
+
+# make in the assembled tree with the project's toolchain: KTOOLCHAIN (gcc
+# or llvm) where set, else the one the build directory was configured
+# with (CONFIG_CC_IS_GCC), else LLVM.
 kmake() {
-	local o=$1 rc=0
+	local o=$1 rc=0 tc=${KTOOLCHAIN:-} cc
 	shift
 	mkdir -p "$o"
 	kmake_mend "$o"
+	if [ -z "$tc" ]; then
+		tc=llvm
+		! grep -qx 'CONFIG_CC_IS_GCC=y' "$o/.config" 2>/dev/null || tc=gcc
+	fi
+	if [ "$tc" = gcc ]; then
+		cc=(CC="ccache gcc")
+	else
+		cc=(LLVM=-"$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION")
+	fi
 	touch "$o/.kmake-running"
-	make -C "$TREE" O="$o" LLVM=-"$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION" \
+	make -C "$TREE" O="$o" "${cc[@]}" \
 		RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$HOME/.cargo/bin/bindgen" \
 		RUSTFMT=/usr/bin/rustfmt CLIPPY_DRIVER=/usr/bin/clippy-driver \
 		-j"$(nproc)" "$@" || rc=$?

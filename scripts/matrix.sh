@@ -40,7 +40,7 @@ mkdir -p "$out" "$LOGS"
 FAIL_SKIP='lockless reads|no lockless|kprobe|rcu_free_deferred'
 
 # The entries, in the order they run (cheap and likely to break first).
-ENTRIES=(small nothp up i386 norcufree rt kcsan arm64 w1-sparse)
+ENTRIES=(small nothp up i386 norcufree gcc rt kcsan arm64 w1-sparse)
 for i in $(seq 1 "$RANDCONFIG_N"); do ENTRIES+=("randconfig-$i"); done
 OPTIONAL=(test) # only when MATRIX= names them
 
@@ -85,6 +85,13 @@ entry() {
 		E_WHAT="x86_64, Rust, test kernel; PAGE_RCU_FREE=n, MGLRU on from boot; boot: KUnit, deferred_split_stress"
 		E_WANT="RUST=y MM_RUST_DEFERRED_SPLIT=y MM_RUST_DEFERRED_SPLIT_KUNIT_TEST=y PAGE_RCU_FREE=n LRU_GEN_ENABLED=y"
 		E_TESTS=deferred_split_stress
+		E_SMP=4
+		;;
+	gcc)
+		E_KIND=boot E_CONFIG=matrix-gcc
+		E_WHAT="x86_64, GCC, no Rust, test kernel: the C unqueue and the C deferred free; boot: KUnit, the split, lockless-read and deferred-free tests"
+		E_WANT="CC_IS_GCC=y RUST=n PAGE_RCU_FREE=y PAGE_RCU_FREE_RUST=n MM_RUST_DEFERRED_SPLIT=n PAGE_RCU_FREE_KUNIT_TEST=y DEFERRED_SPLIT_KUNIT_TEST=y FILEMAP_NOLOCK_KUNIT_TEST=y KASAN=y"
+		E_TESTS=split_huge_page_test,folio_split_race_test,deferred_split_stress,rcu_free_test,pagecache_read_stress-ext2,pagecache_read_stress-tmpfs,pagecache_read_stress-hugetmpfs,pagecache_split_read_test
 		E_SMP=4
 		;;
 	rt)
