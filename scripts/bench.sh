@@ -52,17 +52,28 @@ out=$BUILD/bench
 mkdir -p "$out"
 runs=()
 "$TOP/scripts/image.sh"
-for variant in base series; do
-	export VARIANT=$variant
+# With COUNT, a third kernel: the series with its C implementations
+# (perf-c.config: the C deferred free and the C batch unqueue), so that the
+# counts show Rust and C side by side (C_VARIANT=0 leaves it out).
+variants=(base series)
+[ -z "$COUNT" ] || [ "${C_VARIANT:-1}" = 0 ] || variants+=(series-c)
+for variant in "${variants[@]}"; do
+	cfg=perf
+	if [ "$variant" = series-c ]; then
+		export VARIANT=series
+		cfg=perf-c
+	else
+		export VARIANT=$variant
+	fi
 	step "bench: $variant kernel"
 	"$TOP/scripts/tree.sh"
-	CONFIG=perf "$TOP/scripts/config.sh"
-	CONFIG=perf "$TOP/scripts/build.sh"
+	CONFIG=$cfg "$TOP/scripts/config.sh"
+	CONFIG=$cfg "$TOP/scripts/build.sh"
 	# The Rust-against-C unqueue microbenchmark (Kbuild), series kernel only.
-	[ "$variant" = base ] || [ "$BENCH" = reads ] || CONFIG=perf "$TOP/scripts/module.sh"
-	run=$BUILD/results/perf-bench$([ "$variant" != base ] || echo -base)
+	[ "$variant" != series ] || [ "$BENCH" = reads ] || CONFIG=perf "$TOP/scripts/module.sh"
+	run=$BUILD/results/$cfg-bench$([ "$variant" != base ] || echo -base)
 	if [ -z "$COUNT" ]; then
-		CONFIG=perf MODE=bench "$TOP/scripts/boot.sh"
+		CONFIG=$cfg MODE=bench "$TOP/scripts/boot.sh"
 		cp "$run/results.txt" "$out/$variant.txt"
 		continue
 	fi
@@ -72,7 +83,7 @@ for variant in base series; do
 		name=$variant-$COUNT$([ "$COUNT" = insn ] || echo "-$smp")
 		rm -rf "${out:?}/count/$name"
 		# A boot that fails (a timeout, a crash) loses its counts alone.
-		if ! CONFIG=perf MODE=bench PLUGIN=$COUNT SMP=$smp TIMEOUT=${TIMEOUT:-3600} "$TOP/scripts/boot.sh"; then
+		if ! CONFIG=$cfg MODE=bench PLUGIN=$COUNT SMP=$smp TIMEOUT=${TIMEOUT:-3600} "$TOP/scripts/boot.sh"; then
 			step "bench: $name: the boot failed ($run/console.log); its counts are left out"
 			continue
 		fi
