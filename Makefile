@@ -34,7 +34,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check fresh-check soak shell help deps base tree config build kselftests image \
-	boot module bench plugin-test series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
+	boot module bench vmtests plugin-test series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
 	distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
@@ -91,6 +91,9 @@ boot: settings ## Boot the last built kernel (MODE=check|demo|shell) without reb
 
 module: settings ## Build the out-of-tree modules (Kbuild) for CONFIG's built kernel; boot loads them.
 	@$(S)/module.sh
+
+vmtests: kselftests ## Upstream's mm selftests (run_vmtests.sh), base against series: build/vmtests.md.
+	@$(S)/vmtests.sh
 
 bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/ (COUNT=insn|c2c: exact counts).
 	@$(S)/bench.sh

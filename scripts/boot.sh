@@ -6,6 +6,9 @@
 #               with boot.rc, this script's exit status
 #   MODE=demo   show the series live, then power off
 #   MODE=shell  an interactive guest on this terminal
+#   MODE=vmtests upstream's run_vmtests.sh, the categories of VMTESTS=
+#               (comma-separated), each limited to VMTESTS_LIMIT seconds
+#               (900), results to build/results/<CONFIG>-vmtests[-base]/
 #
 # ACCEL=auto picks KVM when a guest really runs under it (a short probe,
 # cached per host boot: /dev/kvm may open and still hang every guest, as in
@@ -27,7 +30,7 @@ set -euo pipefail
 CONFIG=${CONFIG:-test}
 MODE=${MODE:-check}
 check_config_name "$CONFIG"
-case $MODE in check | demo | shell | bench) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench)" ;; esac
+case $MODE in check | demo | shell | bench | vmtests) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench, vmtests)" ;; esac
 # The results of the last run go first, before anything else can fail: a
 # boot that fails must not leave them to be read as its own. boot.rc says
 # how this one ended (scripts/results.py fails the run unless it is 0).
@@ -220,6 +223,10 @@ append="console=ttyS0 loglevel=5 panic=-1 no5lvl log_buf_len=4M series.mode=$MOD
 [ -n "${BENCH:-}" ] && append+=" series.bench=$BENCH"
 [ -n "$PLUGIN" ] && append+=" nokaslr series.count=$PLUGIN"
 [ -n "${WORKLOADS:-}" ] && append+=" series.workloads=$WORKLOADS"
+if [ "$MODE" = vmtests ]; then
+	[ -n "${VMTESTS:-}" ] || die "MODE=vmtests: no VMTESTS= (the run_vmtests.sh categories, comma-separated)"
+	append+=" series.vmtests=$VMTESTS series.vmtests_limit=${VMTESTS_LIMIT:-900}"
+fi
 # A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
 # has one (CONFIG_DMA_CMA).
 grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"

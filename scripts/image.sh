@@ -41,7 +41,9 @@ cp "$TOP/scripts/guest/init" "$root/init"
 cp "$TOP/scripts/guest/tests.txt" "$root/kselftest/tests.txt"
 cp "$TOP/scripts/guest/demo" "$root/demo"
 find "$kst" -maxdepth 1 -type f -executable -exec cp {} "$root/kselftest/mm/" \;
-cp "$kst"/*.sh "$root/kselftest/mm/" 2>/dev/null || true
+# The suite's scripts (make vmtests: run_vmtests.sh and the scripts it
+# runs), which an O= build leaves in the source tree.
+cp "$TREE"/tools/testing/selftests/mm/*.sh "$root/kselftest/mm/"
 
 # The bench workloads (`make bench`), with the tcg-bench plugin's markers
 # (NOPs; `make bench COUNT=insn|c2c` counts between them).
