@@ -2,13 +2,18 @@
 """The report of `make bench COUNT=insn|c2c`: the tcg-bench plugin's regions
 (plugin.json, one line per region) paired with the guest's runs (the
 "bench": "count" lines of results.txt, in the same order), as tables of
-base, series with the lockless reads off, and series with them on.
+base, series with the lockless reads off, and series with them on; where
+there is a series-c boot, the series kernel built with the C
+implementations instead of the Rust ones (CONFIG_PAGE_RCU_FREE_RUST=n,
+CONFIG_MM_RUST_DEFERRED_SPLIT=n), in columns "series (C)" next to the
+series' and their ratio Rust/C.
 
 Usage: bench_count_report.py [--need-both] OUT_PREFIX RUN_DIR...
 
 Each RUN_DIR is a copy of a boot's run directory (results.txt,
-plugin.json, guest.txt, <program>.nm) named <variant>-<count>[-<vcpus>]:
-base-insn, series-insn, base-c2c-2, series-c2c-4, ...
+plugin.json, guest.txt, <program>.nm) named <variant>-<count>[-<vcpus>],
+variant base, series or series-c: base-insn, series-insn, series-c-insn,
+base-c2c-2, series-c2c-4, series-c-c2c-2, ...
 
 insn: instructions per operation, user and kernel, summed over all vCPUs
 (interrupts, softirqs and the work other vCPUs do for the runs included),
@@ -19,7 +24,14 @@ the instructions that moved them. Writes OUT_PREFIX.md and OUT_PREFIX.json
 (c2c also OUT_PREFIX.png: transfers per read by file system), prints the
 tables. A RUN_DIR whose runs and regions do not pair one to one
 is left out, with a line saying why; --need-both (make bench) then fails
-unless both base and series are left, so that the page keeps its section.
+unless both base and series are left, so that the page keeps its section
+(series-c is optional).
+
+insn also: the unqueue_bench module's lines ("bench": "unqueue", after the
+counted regions, which they are not part of) as instructions per folio of
+the Rust folio_batch_unqueue_deferred_split() against the C one: guest ns
+over the 2^shift ns per instruction of `-icount shift=N` (the shift read
+from guest.txt; without it, in guest ns).
 """
 
 import bisect
@@ -130,7 +142,8 @@ class NmSymbols:
 
 
 def count_records(results):
-    """The guest's "bench": "count" lines, in order."""
+    """The guest's "bench": "count" lines, in order (not the unqueue_bench
+    module's "bench": "unqueue" lines: they are no run of a region)."""
     out = []
     for line in results.read_text(errors="replace").splitlines():
         if not line.startswith('{"bench": "count"'):
@@ -139,6 +152,24 @@ def count_records(results):
             out.append(json.loads(line))
         except json.JSONDecodeError:
             out.append({"bench": "count", "broken": line})
+    return out
+
+
+def unqueue_records(results):
+    """The unqueue_bench module's lines ("bench": "unqueue": "kind" micro,
+    one per case, or failed), in order; a line that does not parse is
+    "kind": "broken"."""
+    out = []
+    if not results.exists():
+        return out
+    for line in results.read_text(errors="replace").splitlines():
+        if not line.startswith('{"bench": "unqueue"'):
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            r = {"bench": "unqueue", "kind": "broken", "line": line}
+        out.append(r if isinstance(r, dict) else {"bench": "unqueue", "kind": "broken", "line": line})
     return out
 
 
@@ -177,7 +208,42 @@ def pair(records, regs):
 
 
 def column(variant, mode):
-    return variant if variant == "base" or mode not in ("on", "off") else f"{variant}-{mode}"
+    """The column of a run: base; series-off, series-on, series (the
+    deferred split workloads, mode all); of the series built with the C
+    implementations (variant series-c) c-off, c-on, c."""
+    if variant == "base":
+        return variant
+    name = "c" if variant == "series-c" else variant
+    return f"{name}-{mode}" if mode in ("on", "off") else name
+
+
+# The columns in table order: each of series-c's next to the series' of the
+# same mode. Old reports (no series-c run) keep their four.
+COLUMNS = ("base", "series-off", "c-off", "series-on", "c-on", "series", "c")
+C_COLUMNS = ("c-off", "c-on", "c")
+LABELS = {"c-off": "series (C) off", "c-on": "series (C) on", "c": "series (C)"}
+SHORT = {"c-off": "C off", "c-on": "C on", "c": "C"}
+# (Rust column, C column, mode): the pairs of the Rust/C ratios.
+RUST_C = (("series-off", "c-off", "off"), ("series-on", "c-on", "on"), ("series", "c", "all"))
+C_NOTE = ("series (C): the series kernel built with the C implementations instead of the Rust ones"
+          " (CONFIG_PAGE_RCU_FREE_RUST=n: the C deferred free engine, mm/rcu_free.c;"
+          " CONFIG_MM_RUST_DEFERRED_SPLIT=n: the C batch unqueue), same boot and workloads as the"
+          " series'.")
+
+
+def label(col):
+    """A column's name in a table header."""
+    return LABELS.get(col, col)
+
+
+def short(col):
+    """A column's name inside a cell: base, off, on, series, C off, C on, C."""
+    return SHORT.get(col, col.replace("series-", ""))
+
+
+def ratio(a, b):
+    """a / b, or None where b is missing or not positive."""
+    return None if a is None or not b or b <= 0 else a / b
 
 
 LEFT_OUT = []  # boots left out by load(), with why: in the report too
@@ -208,7 +274,7 @@ def checks(runs):
 def load(run_dirs):
     runs = []
     for d in map(Path, run_dirs):
-        m = re.match(r"^(base|series)-(insn|c2c)(?:-(\d+))?$", d.name)
+        m = re.match(r"^(base|series-c|series)-(insn|c2c)(?:-(\d+))?$", d.name)
         if not m:
             sys.exit(f"bench_count_report: {d}: not <variant>-<count>[-<vcpus>]")
         variant, count, vcpus = m.group(1), m.group(2), m.group(3)
@@ -221,7 +287,9 @@ def load(run_dirs):
             continue
         nm = {p: NmSymbols(d / f"{p}.nm") for p in ("read_bench", "deferred_split_bench")}
         guest = (d / "guest.txt").read_text().strip() if (d / "guest.txt").exists() else ""
-        runs.append(dict(dir=d, variant=variant, count=count, vcpus=vcpus, records=recs, nm=nm, guest=guest))
+        unqueue = unqueue_records(d / "results.txt") if count == "insn" else []
+        runs.append(dict(dir=d, variant=variant, count=count, vcpus=vcpus, records=recs, nm=nm, guest=guest,
+                         unqueue=unqueue))
     return runs
 
 
@@ -321,11 +389,12 @@ def insn_tables(runs):
             cells.setdefault(key, {}).setdefault(column(run["variant"], r["mode"]), []).append(
                 (reg["user"] / ops, reg["kernel"] / ops, reg.get("rep", 0) / ops, lockless(r, ops)))
     rows, data = [], []
-    cols = ["base", "series-off", "series-on", "series"]
     keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
-    used = [c for c in cols if any(c in cells[k] for k in keys)]
-    head = "| workload | fs | per | " + " | ".join(f"{c} user / kernel" for c in used)
-    head += " | kernel, series/base | rep iterations | lockless reads (on) | spread of the rounds |"
+    used = [c for c in COLUMNS if any(c in cells[k] for k in keys)]
+    with_c = any(c in used for c in C_COLUMNS)
+    head = "| workload | fs | per | " + " | ".join(f"{label(c)} user / kernel" for c in used)
+    head += " | kernel, series/base |" + (" kernel, Rust/C |" if with_c else "")
+    head += " rep iterations | lockless reads (on) | spread of the rounds |"
     rows += [head, "|" + "---|" * (head.count("|") - 1)]
     for k in keys:
         line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
@@ -339,13 +408,13 @@ def insn_tables(runs):
             u = statistics.median(x[0] for x in v)
             kk = statistics.median(x[1] for x in v)
             rp = statistics.median(x[2] for x in v)
-            reps.append(f"{c.replace('series-', '')} {fmt(rp)}")
+            reps.append(f"{short(c)} {fmt(rp)}")
             tot = [x[0] + x[1] for x in v]
             spread = (max(tot) - min(tot)) / statistics.median(tot) * 100 if len(tot) > 1 else None
             worst = max(worst, spread or 0.0)
             if spread is not None:
                 flag = " **> 0.5%**" if spread > SPREAD_LIMIT else ""
-                spreads.append(f"{c.replace('series-', '')} {spread:.2f}% ({len(v)}){flag}")
+                spreads.append(f"{short(c)} {spread:.2f}% ({len(v)}){flag}")
             med[c] = kk
             ll = [x[3] for x in v if x[3] is not None]
             entry["columns"][c] = dict(user_per_op=u, kernel_per_op=kk, rep_per_op=rp, rounds=len(v),
@@ -353,12 +422,23 @@ def insn_tables(runs):
                                        lockless_per_op=min(ll) if ll else None)
             line += f" {fmt(u)} / {fmt(kk)} |"
         ratios = []
-        for c in ("series-off", "series-on", "series"):
+        for c in COLUMNS[1:]:
             if c in med and "base" in med and med["base"]:
-                ratios.append(f"{c.replace('series-', '')} {med[c] / med['base']:.3f}x")
+                ratios.append(f"{short(c)} {med[c] / med['base']:.3f}x")
         line += f" {', '.join(ratios) or '-'} |"
+        if with_c:
+            # The kernel instructions of the Rust series over the C one's,
+            # the same mode (user space runs the same program).
+            rc = {mode: ratio(med.get(rust), med.get(c)) for rust, c, mode in RUST_C}
+            rc = {mode: x for mode, x in rc.items() if x is not None}
+            if rc:
+                entry["kernel_rust_over_c"] = rc
+            line += f" {', '.join(f'{mode} {x:.3f}x' for mode, x in rc.items()) or '-'} |"
         line += f" {', '.join(reps)} |"
-        line += f" {lockless_cell(k[0], entry['columns'].get('series-on'))} |"
+        share = lockless_cell(k[0], entry["columns"].get("series-on"))
+        if "c-on" in entry["columns"]:
+            share += f"; C on {lockless_cell(k[0], entry['columns']['c-on'])}"
+        line += f" {share} |"
         line += f" {', '.join(spreads) or '-'} |"
         entry["worst_spread_pct"] = worst
         rows.append(line)
@@ -369,14 +449,17 @@ def insn_tables(runs):
     for k in keys:
         p = profiles.get(k, {})
         entry = next(e for e in data if (e["workload"], e["fs"]) == k)
+        # Rust against C last: the function rows against the base are the
+        # ones the cover letter keeps.
         for col, ref in (("series-on", "base"), ("series-off", "base"), ("series", "base"),
-                         ("series-on", "series-off")):
+                         ("series-on", "series-off"), ("series-on", "c-on"), ("series-off", "c-off"),
+                         ("series", "c")):
             if col in p and ref in p:
                 d = profile_diff(p, col, ref)
                 entry.setdefault("profile_diff", {})[f"{col} - {ref}"] = d
                 if d:
                     names = demangle([f for f, _ in d])
-                    diffs.append(f"| {k[0]} | {k[1]} | {col.replace('series-', '')} − {ref.replace('series-', '')} | "
+                    diffs.append(f"| {k[0]} | {k[1]} | {short(col)} − {short(ref)} | "
                                  + ", ".join(f"{names[f]} {x:+,.1f}" for f, x in d) + " |")
     # Where a spread over the limit comes from.
     wide = []
@@ -388,8 +471,11 @@ def insn_tables(runs):
                 col["spread_by_function"] = d
                 if d:
                     names = demangle([f for f, _ in d])
-                    wide.append(f"| {k[0]} | {k[1]} | {c.replace('series-', '')} | {col['spread_pct']:.2f}% | "
+                    wide.append(f"| {k[0]} | {k[1]} | {short(c)} | {col['spread_pct']:.2f}% | "
                                 + ", ".join(f"{names[f]} {x:,.1f}" for f, x in d) + " |")
+    if with_c:
+        rows += ["", C_NOTE + " kernel, Rust/C: the series' kernel instructions per op over series (C)'s,"
+                 " the same mode (off, on; all: the deferred split workloads)."]
     if wide:
         rows += ["", "Where the rounds differ, for the spreads over 0.5%: the functions whose instructions"
                  " per op vary most between the rounds (max − min):", "",
@@ -471,13 +557,16 @@ def c2c_tables(runs, top_n=6):
                          reads=t.get("read_transfers"), addr=t.get("addr"), vaddr=t.get("vaddr"))
                     for t in reg.get("top", [])[:top_n]]
         keys = sorted(cells, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1]))
-        cols = [c for c in ("base", "series-off", "series-on", "series") if any(c in cells[k] for k in keys)]
+        cols = [c for c in COLUMNS if any(c in cells[k] for k in keys)]
+        with_c = any(c in cols for c in C_COLUMNS)
         rows += ["", f"**{vcpus} vCPUs** (MTTCG), transfers per operation: all lines / the hot folio's"
                  " line (its head `struct page`: `flags`, `_refcount`) / every `vmemmap` line (any"
                  " `struct page`, or a `struct slab` over one)", ""]
-        head = "| workload | fs | per | " + " | ".join(cols) + " |"
+        head = "| workload | fs | per | " + " | ".join(map(label, cols)) + " |"
+        if with_c:
+            head += " transfers, Rust/C |"
         rows += [head, "|" + "---|" * (head.count("|") - 1)]
-        short = []
+        shares = []
         for k in keys:
             line = f"| {k[0]} | {k[1]} | {UNITS.get(k[0], 'op')} |"
             entry = {"vcpus": vcpus, "workload": k[0], "fs": k[1], "columns": {}, "top": tops[k]}
@@ -489,26 +578,143 @@ def c2c_tables(runs, top_n=6):
                 m = {f: statistics.median(x[f] for x in v) for f in ("transfers", "folio", "pages", "insns")}
                 ll = [x["lockless"] for x in v if x["lockless"] is not None]
                 m["lockless_per_op"] = min(ll) if ll else None
-                if c == "series-on" and ll:
-                    short.append(f"{k[0]} {k[1]}: {lockless_cell(k[0], m)}")
+                if c in ("series-on", "c-on") and ll:
+                    shares.append(f"{k[0]} {k[1]}{' (C)' if c == 'c-on' else ''}: {lockless_cell(k[0], m)}")
                 entry["columns"][c] = m
                 line += f" {m['transfers']:.3f} / {m['folio']:.3f} / {m['pages']:.3f} |"
+            if with_c:
+                # All the lines' transfers of the Rust series over the C one's, the same mode.
+                rc = {mode: ratio(entry["columns"].get(rust, {}).get("transfers"),
+                                  entry["columns"].get(c, {}).get("transfers")) for rust, c, mode in RUST_C}
+                rc = {mode: x for mode, x in rc.items() if x is not None}
+                if rc:
+                    entry["transfers_rust_over_c"] = rc
+                line += f" {', '.join(f'{mode} {x:.3f}x' for mode, x in rc.items()) or '-'} |"
             rows.append(line)
             data.append(entry)
-        if short:
+        if with_c:
+            rows += ["", C_NOTE + " transfers, Rust/C: the series' transfers per op (all lines) over"
+                     " series (C)'s, the same mode (off, on; all: the deferred split workloads)."]
+        if shares:
             rows += ["", "Reads copied without a folio reference in the on runs (the worst round): "
-                     + "; ".join(short)]
+                     + "; ".join(shares)]
         rows += ["", f"Top lines, {vcpus} vCPUs (transfers per op; what; instructions (transfers)):", ""]
         for k in keys:
             for c in cols:
                 t = tops[k].get(c)
                 if not t:
                     continue
-                rows += [f"- {k[0]} {k[1]}, {c}:", ""]
+                rows += [f"- {k[0]} {k[1]}, {label(c)}:", ""]
                 rows += ["  | per op | line | moved by |", "  |---:|---|---|"]
                 rows += [f"  | {x['per_op']:.3f} | {x['what']} | {x['pcs']} |" for x in t]
                 rows.append("")
     return rows, data, count_unpaired(runs)
+
+
+def icount_shift(guest):
+    """The N of QEMU's `-icount shift=N` in the run's guest.txt (any
+    "shift=N" in it), or None where it does not say."""
+    m = re.search(r"\bshift=(\d+)\b", guest or "")
+    return int(m.group(1)) if m else None
+
+
+def guest_vcpus(guest):
+    m = re.search(r"\bsmp=(\d+)\b", guest or "")
+    return int(m.group(1)) if m else None
+
+
+UNQUEUE_TITLE = "Rust against C unqueue under -icount (unqueue_bench)"
+
+
+def unqueue_case(m):
+    """A case's name in the table."""
+    if m.get("case") == "lruvec_relock":
+        n = m.get("folios")
+        return f"lruvec_relock (lock + {n - 1 if isinstance(n, int) else '?'} relocks + unlock)"
+    return f"{m.get('case')} (order {m.get('order')}{', queued' if m.get('queued') else ''})"
+
+
+def unqueue_tables(runs):
+    """The unqueue_bench module's cases of each insn run that loaded it
+    (after its counted regions): the Rust folio_batch_unqueue_deferred_split()
+    against the C one, per folio of the batch. Its c_ns and rust_ns are per
+    call, the median over the rounds, the clock's cost taken off; under
+    `-icount shift=N` on one vCPU, guest time advances 2^N ns per
+    instruction, so ns / 2^N is the instruction count (a timer interrupt
+    adds to a sample; the median leaves it out). Without the shift in
+    guest.txt the cells stay guest ns. (rows, data)."""
+    rows, data = [], []
+    for run in runs:
+        recs = run.get("unqueue") or []
+        if not recs:
+            continue
+        name = run["dir"].name
+        if run["variant"] != "series":
+            # series-c: its folio_batch_unqueue_deferred_split() is the C one.
+            rows += ["", f"{name} loaded unqueue_bench too: left out (in {label(column(run['variant'], 'all'))}"
+                     " both of its variants are C)."]
+            continue
+        shift = icount_shift(run["guest"])
+        per_insn = None if shift is None else 2 ** shift
+        unit = "instructions" if per_insn else "guest ns"
+        entry = {"run": name, "variant": run["variant"], "shift": shift, "ns_per_insn": per_insn,
+                 "unit": unit, "cases": [], "failed": []}
+        for r in recs:
+            if r.get("kind") == "micro":
+                continue
+            why = r.get("why") or ("a line that does not parse: " + r["line"][:80] if r.get("kind") == "broken"
+                                   else "see the guest's dmesg after the line in results.txt")
+            entry["failed"].append(why)
+            rows += ["", f"The unqueue_bench module failed in {name} ({why}): no Rust against C counts"
+                     " from it."]
+        micro = [r for r in recs if r.get("kind") == "micro"]
+        if micro:
+            vcpus = guest_vcpus(run["guest"])
+            if per_insn:
+                how = f"`-icount shift={shift}`: {per_insn} ns of guest time per instruction"
+                col = "instructions"
+            else:
+                how = "guest.txt does not say `-icount`'s shift: guest ns, not instructions"
+                col = "guest ns"
+            rows += ["", f"{UNQUEUE_TITLE}, {name}: `folio_batch_unqueue_deferred_split()` on one batch,"
+                     f" Rust against the C implementation, per folio of the batch ({how}):", "",
+                     f"| case | folios | C {col} per folio | Rust {col} per folio | Rust/C |",
+                     "|---|---:|---:|---:|---:|"]
+            for m in micro:
+                folios = m.get("folios")
+
+                def per_folio(ns):
+                    if not isinstance(ns, (int, float)) or not isinstance(folios, int) or folios <= 0:
+                        return None
+                    return ns / (per_insn or 1) / folios
+                c, rust = per_folio(m.get("c_ns")), per_folio(m.get("rust_ns"))
+                rc = ratio(m.get("rust_ns"), m.get("c_ns"))
+                entry["cases"].append(dict(case=m.get("case"), order=m.get("order"), queued=m.get("queued"),
+                                           folios=folios, rounds=m.get("rounds"), calls=m.get("calls"),
+                                           c_ns=m.get("c_ns"), rust_ns=m.get("rust_ns"),
+                                           clock_ns=m.get("clock_ns"), c_per_folio=c, rust_per_folio=rust,
+                                           ratio_rust_over_c=rc))
+                rows.append(f"| {unqueue_case(m)} | {folios} | {fmt(c, 2)} | {fmt(rust, 2)} |"
+                            f" {'-' if rc is None else f'{rc:.3f}'} |")
+            m = micro[0]
+            many = sorted({x.get("calls") for x in micro if isinstance(x.get("calls"), int) and x["calls"] > 1})
+            note = (f"Derived from the module's guest times (c_ns, rust_ns): for each case the median over"
+                    f" {m.get('rounds')} rounds of the time of one call on the batch"
+                    + (f" (where the case queues nothing, of {', '.join(map(str, many))} calls, per call)"
+                       if many else "")
+                    + f", the clock's own cost ({m.get('clock_ns')} ns) taken off, divided by the folios of"
+                    " the batch")
+            note += (f" and by {per_insn} ns per instruction (2^{shift}): under `-icount` virtual time follows"
+                     " the instruction count, a timer interrupt in a round adds to it, the median leaves it"
+                     " out." if per_insn else ".")
+            if vcpus and vcpus > 1:
+                note += f" {vcpus} vCPUs: guest time counts the instructions of all of them."
+            note += (" lruvec_relock is no unqueue: the lruvec locking of `folio_batch_move_lru()` (lock,"
+                     " relock per folio, unlock), `LruvecGuard` against the same C code."
+                     if any(x.get("case") == "lruvec_relock" for x in micro) else "")
+            rows += ["", note]
+        data.append(entry)
+    return rows, data
 
 
 def plot_c2c(data, out):
@@ -578,7 +784,8 @@ def main():
             md.append(f"No counts from {run['dir'].name}: the plugin wrote no region that matches a run"
                       " (did it load? see the boot's output).")
     if "insn" in counts:
-        rows, data, unpaired = insn_tables([r for r in runs if r["count"] == "insn"])
+        insn = [r for r in runs if r["count"] == "insn"]
+        rows, data, unpaired = insn_tables(insn)
         md += ["Instructions per operation (all vCPUs, user / kernel; median of the rounds), `-icount`;"
                " the executions of `rep` string instructions' iterations (the kernel's copies and clears:"
                " `rep movsb`, `rep stosb`) in their own column:", ""]
@@ -586,6 +793,10 @@ def main():
         if unpaired:
             md += ["", f"{unpaired} runs had no matching plugin region (left out)."]
         js["insn"] = data
+        rows, data = unqueue_tables(insn)
+        if data:
+            md += rows
+            js["unqueue"] = data
     if "c2c" in counts:
         rows, data, unpaired = c2c_tables([r for r in runs if r["count"] == "c2c"])
         md += rows
@@ -595,7 +806,7 @@ def main():
     text = "\n".join(md) + "\n"
     print(text, end="")
     variants = {r["variant"] for r in runs}
-    if need_both and variants != {"base", "series"}:
+    if need_both and not {"base", "series"} <= variants:
         # The report of the last good run stays: the cover letter and the
         # results page read it.
         sys.exit(f"bench_count_report: counts of {', '.join(sorted(variants)) or 'no boot'} only "

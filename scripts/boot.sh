@@ -230,7 +230,7 @@ fi
 # A CMA area for rcu_free_test's alloc_contig_range() case, where the kernel
 # has one (CONFIG_DMA_CMA).
 grep -qx 'CONFIG_DMA_CMA=y' "$(obj_dir "$CONFIG")/.config" 2>/dev/null && append+=" cma=64M"
-echo "$([ "$arch" = x86_64 ] || echo "arch=$arch ")accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE$([ -z "$PLUGIN" ] || echo " plugin=$PLUGIN")" >"$run/guest.txt"
+echo "$([ "$arch" = x86_64 ] || echo "arch=$arch ")accel=$accel smp=$SMP mem=$MEM config=$CONFIG mode=$MODE$([ -z "$PLUGIN" ] || echo " plugin=$PLUGIN")$([ "$PLUGIN" != insn ] || echo " icount=shift=${ICOUNT_SHIFT:-3}")" >"$run/guest.txt"
 step "boot: accelerator $accel ($why)"
 step "boot: $CONFIG kernel, $MODE, $SMP vCPUs, $MEM, timeout ${TIMEOUT}s"
 

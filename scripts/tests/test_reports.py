@@ -7,6 +7,18 @@ the format scripts/guest/bench and scripts/guest/bench-reads write; the
 unqueue_bench lines are real (build/results/final-check2), the other figures
 follow the tables of scripts/bench/results.md. The mail tests also read the real
 patches/mail.plan, patches/changelog and patches/cover-letter.
+
+fixtures/bench/count/{base,series,series-c}-insn are COUNT=insn run
+directories (results.txt, plugin.json, guest.txt) in the format of
+scripts/guest/bench, scripts/guest/bench-reads and the tcg-bench plugin,
+with made-up round counts: a warm-up and two rounds of the 16K folio frees
+(per folio, kernel: base 4000, series 3900, series (C) 4100) and of 16-byte
+reads on tmpfs (kernel: base 1940; off 1990 in both series builds; on:
+Rust 1740, C 1730), and in series-insn, between the counted runs, the
+unqueue_bench module's lines under `-icount shift=3` (guest.txt says so),
+ns multiples of 8 whose instructions per folio are round numbers (C, Rust:
+order0 1, 2; order2_unqueued 5, 4; order2_queued 400, 160; order2_partial
+450, 180; pmd_partial 500, 200; lruvec_relock 30, 31).
 """
 
 import json
@@ -20,6 +32,7 @@ import pytest
 TOP = Path(__file__).resolve().parents[2]
 SCRIPTS = TOP / "scripts"
 BENCH = Path(__file__).resolve().parent / "fixtures" / "bench"
+COUNT = BENCH / "count"
 
 
 def script(name, *args, cwd=None):
@@ -570,3 +583,253 @@ def test_bench_count_report_c2c_vmemmap(tmp_path):
     r = script("bench_count_report.py", tmp_path / "count-c2c", tmp_path / "series-c2c-2")
     assert r.returncode == 0, r.stderr
     assert "| small | tmpfs | 16-byte read | 0.700 / 0.300 / 0.450 |" in r.stdout
+
+
+# bench_count_report.py: series-c (the series built with the C
+# implementations) and the unqueue_bench module under -icount
+
+def _rows(out, workload):
+    """The rows of `workload` in the report's first table."""
+    table = out.split("\n\n")[1]
+    return [l for l in table.splitlines() if l.startswith(f"| {workload} |")]
+
+
+def test_bench_count_report_series_c_insn(tmp_path):
+    # The C build's columns next to the series' of the same mode, and the
+    # kernel instructions Rust over C per mode.
+    r = script("bench_count_report.py", "--need-both", tmp_path / "count-insn", COUNT / "base-insn",
+               COUNT / "series-insn", COUNT / "series-c-insn")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert ("| workload | fs | per | base user / kernel | series-off user / kernel | series (C) off user / kernel"
+            " | series-on user / kernel | series (C) on user / kernel | series user / kernel"
+            " | series (C) user / kernel | kernel, series/base | kernel, Rust/C | rep iterations"
+            " | lockless reads (on) | spread of the rounds |") in out
+    assert _rows(out, "small") == [
+        "| small | tmpfs | 16-byte read | 60.0 / 1,940.0 | 60.0 / 1,990.0 | 60.0 / 1,990.0 | 60.0 / 1,740.0"
+        " | 60.0 / 1,730.0 | - | - | off 1.026x, C off 1.026x, on 0.897x, C on 0.892x | off 1.000x, on 1.006x"
+        " | base 0.0, off 0.0, C off 0.0, on 0.0, C on 0.0 | 100.0%; C on 100.0%"
+        " | base 0.00% (2), off 0.00% (2), C off 0.00% (2), on 0.00% (2), C on 0.00% (2) |"]
+    assert _rows(out, "free") == [
+        "| free | anon | 16K folio freed | 15.0 / 4,000.0 | - | - | - | - | 15.0 / 3,900.0 | 15.0 / 4,100.0"
+        " | series 0.975x, C 1.025x | all 0.951x | base 40.0, series 40.0, C 40.0 | -"
+        " | base 0.00% (2), series 0.00% (2), C 0.00% (2) |"]
+    assert "series (C): the series kernel built with the C implementations" in out
+    # Where Rust and C differ, by function, after the rows against the base.
+    assert out.index("| free | anon | series − base |") < out.index(
+        "| free | anon | series − C | __folio_batch_unqueue_deferred_split -500.0,"
+        " folio_batch_unqueue_deferred_split +300.0 |")
+    assert "runs had no matching plugin region" not in out
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert [run["paired"] for run in data["runs"]] == [6, 9, 9]
+    small, free = data["insn"]
+    assert list(small["columns"]) == ["base", "series-off", "c-off", "series-on", "c-on"]
+    assert small["columns"]["c-on"]["kernel_per_op"] == 1730.0
+    assert small["kernel_rust_over_c"] == pytest.approx({"off": 1.0, "on": 1740 / 1730})
+    assert list(free["columns"]) == ["base", "series", "c"]
+    assert free["kernel_rust_over_c"] == pytest.approx({"all": 3900 / 4100})
+    # Only series runs give the unqueue section (series-c's has no lines).
+    assert [u["run"] for u in data["unqueue"]] == ["series-insn"]
+
+
+def test_bench_count_report_series_c_is_optional(tmp_path):
+    # Without a series-c run the report is as it was (no C columns, no
+    # Rust/C), and --need-both asks for base and series only ...
+    r = script("bench_count_report.py", "--need-both", tmp_path / "count-insn", COUNT / "base-insn",
+               COUNT / "series-insn")
+    assert r.returncode == 0, r.stderr
+    counted = r.stdout.split("Rust against C unqueue")[0]
+    assert "(C)" not in counted and "Rust/C" not in counted and "series − C" not in counted
+    assert _rows(r.stdout, "small")[0].startswith(
+        "| small | tmpfs | 16-byte read | 60.0 / 1,940.0 | 60.0 / 1,990.0 | 60.0 / 1,740.0 | - |"
+        " off 1.026x, on 0.897x | base 0.0, off 0.0, on 0.0 | 100.0% |")
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert all("kernel_rust_over_c" not in e for e in data["insn"])
+    # ... which series-c does not stand in for.
+    r = script("bench_count_report.py", "--need-both", tmp_path / "count-insn", COUNT / "base-insn",
+               COUNT / "series-c-insn")
+    assert r.returncode != 0 and "counts of base, series-c only (--need-both)" in r.stderr
+    # A series-c run alone: its columns, no ratio without the series'.
+    r = script("bench_count_report.py", tmp_path / "count-insn", COUNT / "series-c-insn")
+    assert r.returncode == 0, r.stderr
+    assert _rows(r.stdout, "free") == [
+        "| free | anon | 16K folio freed | - | - | 15.0 / 4,100.0 | - | - | C 40.0 | - | C 0.00% (2) |"]
+
+
+def test_bench_count_report_series_c_c2c(tmp_path):
+    rec = lambda mode: {"workload": "small", "fs": "xfs", "mode": mode, "round": 1, "threads": 2, "pfn": 5,
+                        "result": {"ops": 1000}}
+
+    def reg(transfers, folio):
+        g = _region(1000, 1, 1)
+        g["transfers"], g["vmemmap"] = transfers, [[5, folio]]
+        return g
+    _count_run(tmp_path / "base-c2c-2", [rec("base")], [reg(2500, 2000)])
+    _count_run(tmp_path / "series-c2c-2", [rec("on"), rec("off")], [reg(600, 0), reg(2400, 2000)])
+    _count_run(tmp_path / "series-c-c2c-2", [rec("on"), rec("off")], [reg(500, 0), reg(2400, 2000)])
+    r = script("bench_count_report.py", "--need-both", tmp_path / "count-c2c", tmp_path / "base-c2c-2",
+               tmp_path / "series-c2c-2", tmp_path / "series-c-c2c-2")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert ("| workload | fs | per | base | series-off | series (C) off | series-on | series (C) on"
+            " | transfers, Rust/C |") in out
+    assert ("| small | xfs | 16-byte read | 2.500 / 2.000 / 2.000 | 2.400 / 2.000 / 2.000 | 2.400 / 2.000 / 2.000"
+            " | 0.600 / 0.000 / 0.000 | 0.500 / 0.000 / 0.000 | off 1.000x, on 1.200x |") in out
+    assert "transfers, Rust/C: the series' transfers per op" in out
+    data = json.loads((tmp_path / "count-c2c.json").read_text())
+    assert data["c2c"][0]["transfers_rust_over_c"] == pytest.approx({"off": 1.0, "on": 1.2})
+    assert "unqueue" not in data  # c2c boots never load the module
+
+
+def test_bench_model_reads_the_c_columns_past(tmp_path):
+    # bench_model.py takes base and series-on: the C columns change nothing.
+    r = script("bench_count_report.py", tmp_path / "count-insn", COUNT / "base-insn", COUNT / "series-insn",
+               COUNT / "series-c-insn")
+    assert r.returncode == 0, r.stderr
+    full = json.loads((tmp_path / "count-insn.json").read_text())
+    assert any("c-on" in e["columns"] for e in full["insn"])
+    for e in full["insn"]:
+        e["columns"] = {c: v for c, v in e["columns"].items() if c not in ("c-off", "c-on", "c")}
+    (tmp_path / "stripped.json").write_text(json.dumps(full))
+    outs = []
+    for name in ("count-insn.json", "stripped.json"):
+        p = script("bench_model.py", tmp_path / name, "-", tmp_path / name.replace(".json", "-model"))
+        assert p.returncode == 0, p.stderr
+        outs.append((p.stdout, json.loads((tmp_path / name.replace(".json", "-model.json")).read_text())))
+    assert outs[0][0] == outs[1][0]
+    assert outs[0][1]["counts"] == outs[1][1]["counts"] and outs[0][1]["counts"]["tmpfs"]["series"]["insns"] == 1800
+
+
+UNQUEUE_ROWS = [
+    "| case | folios | C instructions per folio | Rust instructions per folio | Rust/C |",
+    "|---|---:|---:|---:|---:|",
+    "| order0 (order 0) | 31 | 1.00 | 2.00 | 2.000 |",
+    "| order2_unqueued (order 2) | 31 | 5.00 | 4.00 | 0.800 |",
+    "| order2_queued (order 2, queued) | 31 | 400.00 | 160.00 | 0.400 |",
+    "| order2_partial (order 2, queued) | 31 | 450.00 | 180.00 | 0.400 |",
+    "| pmd_partial (order 9, queued) | 31 | 500.00 | 200.00 | 0.400 |",
+    "| lruvec_relock (lock + 30 relocks + unlock) | 31 | 30.00 | 31.00 | 1.033 |",
+]
+
+
+def _section(md):
+    """The unqueue section's lines of a report."""
+    lines = md.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("Rust against C unqueue under -icount (unqueue_bench)"))
+    return lines[start:]
+
+
+def test_bench_count_report_unqueue_icount(tmp_path):
+    # The module's lines sit between the counted runs: they pair with no
+    # region, and come out as instructions per folio (ns / 8 / 31 folios).
+    r = script("bench_count_report.py", tmp_path / "count-insn", COUNT / "series-insn")
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "count-insn.md").read_text()
+    sec = _section(md)
+    assert sec[0].startswith("Rust against C unqueue under -icount (unqueue_bench), series-insn: ")
+    assert "`-icount shift=3`: 8 ns of guest time per instruction" in sec[0]
+    assert sec[2:10] == UNQUEUE_ROWS
+    assert sec[11].startswith("Derived from the module's guest times") and "median over 2000 rounds" in sec[11]
+    assert "of 64 calls, per call" in sec[11] and "by 8 ns per instruction (2^3)" in sec[11]
+    assert len(sec) == 12
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert data["runs"][0]["paired"] == 9 and data["runs"][0]["records"] == 9
+    assert "runs had no matching plugin region" not in md
+    (u,) = data["unqueue"]
+    assert (u["run"], u["shift"], u["ns_per_insn"], u["unit"], u["failed"]) == ("series-insn", 3, 8,
+                                                                               "instructions", [])
+    cases = {c["case"]: c for c in u["cases"]}
+    assert list(cases) == ["order0", "order2_unqueued", "order2_queued", "order2_partial", "pmd_partial",
+                           "lruvec_relock"]
+    assert (cases["order2_queued"]["c_per_folio"], cases["order2_queued"]["rust_per_folio"]) == (400.0, 160.0)
+    assert cases["order2_queued"]["ratio_rust_over_c"] == pytest.approx(0.4)
+    assert cases["order0"]["ratio_rust_over_c"] == pytest.approx(2.0)
+    # The counted tables are those of the runs alone.
+    assert _rows(md, "free")[0].startswith("| free | anon | 16K folio freed | - | - | 15.0 / 3,900.0 |")
+
+
+def _copy_run(src, dst, edit=None, guest=None):
+    dst.mkdir(parents=True)
+    for f in src.iterdir():
+        (dst / f.name).write_text(f.read_text())
+    if edit:
+        (dst / "results.txt").write_text(edit((dst / "results.txt").read_text()))
+    if guest is not None:
+        (dst / "guest.txt").write_text(guest)
+    return dst
+
+
+def test_bench_count_report_unqueue_without_the_shift(tmp_path):
+    # guest.txt does not say the shift: the cells stay guest ns (and say so).
+    run = _copy_run(COUNT / "series-insn", tmp_path / "runs" / "series-insn",
+                    guest="accel=tcg,thread=single smp=1 mem=2G config=perf mode=bench plugin=insn\n")
+    r = script("bench_count_report.py", tmp_path / "count-insn", run)
+    assert r.returncode == 0, r.stderr
+    sec = _section(r.stdout)
+    assert "guest.txt does not say `-icount`'s shift: guest ns, not instructions" in sec[0]
+    assert sec[2] == "| case | folios | C guest ns per folio | Rust guest ns per folio | Rust/C |"
+    assert sec[4] == "| order0 (order 0) | 31 | 8.00 | 16.00 | 2.000 |"
+    assert sec[6] == "| order2_queued (order 2, queued) | 31 | 3,200.00 | 1,280.00 | 0.400 |"
+    assert "ns per instruction" not in sec[11]
+    u = json.loads((tmp_path / "count-insn.json").read_text())["unqueue"][0]
+    assert (u["shift"], u["ns_per_insn"], u["unit"]) == (None, None, "guest ns")
+
+
+def test_bench_count_report_unqueue_failed(tmp_path):
+    # The module failed to load: a line says so, the counts are unchanged.
+    def failed(text):
+        lines = [l for l in text.splitlines() if not l.startswith('{"bench": "unqueue"')]
+        i = lines.index("@@@ end bench deferred-split rc=0")
+        return "\n".join(lines[:i] + ['{"bench": "unqueue", "kind": "failed"}',
+                                      "[   12.5] unqueue_bench: a folio of order 2 was not queued",
+                                      '{"bench": "unqueue", "kind": "failed", "why": "probes left armed"}']
+                         + lines[i:]) + "\n"
+    run = _copy_run(COUNT / "series-insn", tmp_path / "runs" / "series-insn", edit=failed)
+    r = script("bench_count_report.py", tmp_path / "count-insn", run)
+    assert r.returncode == 0, r.stderr
+    assert ("The unqueue_bench module failed in series-insn (see the guest's dmesg after the line in"
+            " results.txt): no Rust against C counts from it.") in r.stdout
+    assert "The unqueue_bench module failed in series-insn (probes left armed)" in r.stdout
+    assert "Rust against C unqueue under -icount" not in r.stdout and "| order0" not in r.stdout
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert data["unqueue"][0]["failed"] == ["see the guest's dmesg after the line in results.txt",
+                                            "probes left armed"]
+    assert data["unqueue"][0]["cases"] == [] and data["runs"][0]["paired"] == 9
+
+
+def test_bench_count_report_unqueue_lines_are_not_runs(tmp_path):
+    # An unqueue line that looks like a run (it has a result with ops) is
+    # still not paired with a region: the plugin did not count it.
+    def mixed(text):
+        extra = json.dumps({"bench": "unqueue", "kind": "micro", "case": "order0", "order": 0, "folios": 31,
+                            "queued": False, "rounds": 1, "calls": 1, "c_ns": 8, "rust_ns": 8, "clock_ns": 0,
+                            "result": {"ops": 20480}})
+        return text.replace("@@@ begin bench deferred-split\n", "@@@ begin bench deferred-split\n" + extra + "\n")
+    run = _copy_run(COUNT / "series-insn", tmp_path / "runs" / "series-insn", edit=mixed)
+    r = script("bench_count_report.py", tmp_path / "count-insn", run)
+    assert r.returncode == 0 and "left out" not in r.stderr, r.stderr
+    data = json.loads((tmp_path / "count-insn.json").read_text())
+    assert data["runs"][0]["paired"] == 9 and len(data["unqueue"][0]["cases"]) == 7
+    # c2c reports have no unqueue section, whatever results.txt holds.
+    c2c = _copy_run(COUNT / "series-insn", tmp_path / "runs" / "series-c2c-2")
+    (c2c / "plugin.json").write_text("".join(
+        json.dumps({**json.loads(l), "vmemmap": []}) + "\n" for l in (c2c / "plugin.json").read_text().splitlines()))
+    r = script("bench_count_report.py", tmp_path / "count-c2c", c2c)
+    assert r.returncode == 0, r.stderr
+    assert "unqueue" not in r.stdout and "unqueue" not in json.loads((tmp_path / "count-c2c.json").read_text())
+
+
+def test_bench_count_report_unqueue_of_series_c_left_out(tmp_path):
+    # In the C build folio_batch_unqueue_deferred_split() is the C one: its
+    # module lines would be C against C, not Rust against C.
+    lines = [l for l in (COUNT / "series-insn" / "results.txt").read_text().splitlines()
+             if l.startswith('{"bench": "unqueue"')]
+    run = _copy_run(COUNT / "series-c-insn", tmp_path / "runs" / "series-c-insn",
+                    edit=lambda t: t.replace("@@@ end bench deferred-split", "\n".join(lines)
+                                             + "\n@@@ end bench deferred-split"))
+    r = script("bench_count_report.py", tmp_path / "count-insn", COUNT / "series-insn", run)
+    assert r.returncode == 0, r.stderr
+    assert ("series-c-insn loaded unqueue_bench too: left out (in series (C) both of its variants are C)."
+            in r.stdout)
+    assert r.stdout.count("Rust against C unqueue under -icount (unqueue_bench)") == 1
+    assert [u["run"] for u in json.loads((tmp_path / "count-insn.json").read_text())["unqueue"]] == ["series-insn"]
