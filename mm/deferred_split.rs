@@ -141,22 +141,26 @@ unsafe fn unqueue_from<'a>(
         bad |= folio.ref_count() != 0 || (!mem_cgroup_disabled() && !folio.is_memcg_charged());
 
         let nid = folio.nid();
-        // SAFETY: With a reference count of zero (the caller's contract: a folio that breaks it
-        // is the caller's bug, warned about below and handled as C handles it, by unqueueing
-        // from the sublist its memcg names) we hold the folio exclusively, which keeps
-        // its objcg binding stable (`folio_memcg()`'s rules); the memcg that objcg maps to may
-        // be reparented meanwhile, which `lock()` handles as C does, by locking the
-        // nearest live ancestor's sublist, where reparenting moved the folio. We are under
-        // `rcu_read_lock()`, which keeps the memcg alive until `rcu` is dropped, after every
-        // guard.
-        let memcg = unsafe { folio.memcg(&rcu) };
+        // With a reference count of zero (the caller's contract: a folio that breaks it is the
+        // caller's bug, warned about below and handled as C handles it, by unqueueing from the
+        // sublist its memcg names) we hold the folio exclusively, which keeps its objcg binding
+        // stable (`folio_memcg()`'s rules), so this is its memcg. That memcg may be reparented
+        // meanwhile, which `lock()` handles as C does, by locking the nearest live ancestor's
+        // sublist, where reparenting moved the folio. `rcu` keeps the memcg alive until it is
+        // dropped, after every guard.
+        let memcg = folio.memcg(&rcu);
         let guard = match locked.take() {
             Some(guard) if guard.is_for(nid, memcg) => guard,
             previous => {
                 drop(previous);
                 unqueued.locks += 1;
-                // SAFETY: `nid` is the folio's node, a possible one.
-                unsafe { lru.lock(nid, memcg) }
+                // A folio's node is a possible one: never `None` but for a corrupted folio,
+                // which is left queued, as C would oops on it.
+                let Some(guard) = lru.lock(nid, memcg) else {
+                    bad = true;
+                    continue;
+                };
+                guard
             }
         };
         let guard = locked.insert(guard);
@@ -322,12 +326,9 @@ mod tests {
     /// sublist: the shrinker may be moving a referenced folio.
     fn is_queued<S: RefState>(folio: &Folio<S>) -> bool {
         let rcu = rcu::read_lock();
-        // SAFETY: The test folios are charged to the root memory cgroup, which is never freed
-        // nor reparented.
-        let memcg = unsafe { folio.memcg(&rcu) };
-        // SAFETY: `nid` is the folio's node and the deferred split list_lru has the sublists of
-        // the root memcg.
-        let _guard = unsafe { lru().lock(folio.nid(), memcg) };
+        // The test folios are charged to the root memory cgroup, which is never reparented.
+        // `None` only for a node that is not possible, which a folio's is.
+        let _guard = lru().lock(folio.nid(), folio.memcg(&rcu));
         // SAFETY: The callers pass folios that may be deferred split.
         !unsafe { folio.deferred_list_is_empty_racy() }
     }
@@ -339,7 +340,7 @@ mod tests {
     #[test]
     fn one_lock_per_run() -> Result {
         if !thp_ready() {
-            kernel::kunit::skip(c"no THP deferred split queue");
+            kernel::kunit::mark_skipped(c"no THP deferred split queue");
             return Ok(());
         }
         let mut nodes = nodes_with_memory();

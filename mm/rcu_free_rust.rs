@@ -123,9 +123,7 @@ impl PcpGuard {
         // SAFETY: By the type invariants, `pcp` is valid and its lock, which protects the list
         // of folios linked by `lru`, is held for as long as `self` is borrowed, in this context
         // (the guard is neither `Send` nor `Sync`). The folios on it have a reference count of
-        // zero and belong to the deferred free, which frees them after a grace period; the view
-        // meets only the `closed` list of the same `pcp` and moves folios only into batches of
-        // the deferred free (`take_done()`), which frees them under the same rule.
+        // zero and belong to the deferred free, which frees them after a grace period.
         unsafe { FolioList::from_raw(&raw mut (*self.pcp).open) }
     }
 
@@ -173,7 +171,7 @@ impl PcpGuard {
         // The folio is accounted before the lock is dropped: a drain may free it right after.
         unsafe {
             bindings::rcu_free_pcp_stamp(self.pcp);
-            (*self.pcp).nr_pages += folio.nr_pages() as c_ulong;
+            (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_add(folio.nr_pages() as c_ulong);
             bindings::rcu_free_account(folio.as_raw(), folio.nr_pages() as c_long);
         }
     }
@@ -184,7 +182,9 @@ impl PcpGuard {
         if self.open().is_empty() {
             return;
         }
-        self.closed().splice_tail(self.open());
+        // SAFETY: Both lists are the deferred free's, which frees the folios of both after the
+        // grace period of the list they are on.
+        unsafe { self.closed().splice_tail(self.open()) };
         let pcp = self.pcp;
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { (*pcp).closed_cookie = (*pcp).open_cookie };
@@ -204,16 +204,18 @@ impl PcpGuard {
             return 0;
         }
         let start = batch.len();
-        // The folios stay ours in the batch, at a reference count of zero for good: nothing
-        // frees them but us, after the batch is done with.
-        self.closed().move_to_batch(batch);
+        // SAFETY: The batch is the deferred free's (the caller's, `free_done()`), which frees
+        // its folios, and `closed`'s grace period has passed. The folios stay ours in the
+        // batch, at a reference count of zero for good: nothing frees them but us.
+        unsafe { self.closed().move_to_batch(batch) };
         let taken: c_ulong = batch
             .iter()
             .skip(start)
             .map(|folio| folio.nr_pages() as c_ulong)
             .sum();
-        // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { (*self.pcp).nr_pages -= taken };
+        // SAFETY: By the type invariants, `pcp` is valid and locked. As C counts (no panic of
+        // an overflow check under the lock): the count covers these pages, added by `add()`.
+        unsafe { (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_sub(taken) };
         taken
     }
 }
@@ -246,6 +248,8 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
     // SAFETY: The batch holds valid folios with a reference count of zero, uncharged and off the
     // LRU, as the page allocator took them; without `PG_rcu_free` they are freed now.
     unsafe { bindings::rcu_free_release(batch.as_raw()) };
+    // The folios are gone: whatever the release left in the batch must not be freed again.
+    batch.reinit();
 }
 
 /// Frees what `pcp` holds whose grace period has passed. Returns the number of pages freed.

@@ -60,10 +60,8 @@ fn after_the_lock(unlocked: &mut LruvecUnlocked, folio: &Folio) {
 
 fn guard_first(lru: &ListLru, folio: &Folio) {
     let rcu = rcu::read_lock();
-    // SAFETY: Let the folio's memcg binding be stable; it is not a slab folio.
-    let memcg = unsafe { folio.memcg(&rcu) };
-    // SAFETY: Let the folio's node be possible and the memcg's sublists allocated.
-    let guard = unsafe { lru.lock(folio.nid(), memcg) };
+    let memcg = folio.memcg(&rcu);
+    let guard = lru.lock(folio.nid(), memcg);
     drop(guard);
     drop(rcu);
 }

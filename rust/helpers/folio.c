@@ -36,11 +36,6 @@ __rust_helper int rust_helper_folio_ref_count(const struct folio *folio)
 	return folio_ref_count(folio);
 }
 
-__rust_helper void rust_helper_folio_get(struct folio *folio)
-{
-	folio_get(folio);
-}
-
 __rust_helper int rust_helper_folio_ref_inc_return(struct folio *folio)
 {
 	return folio_ref_inc_return(folio);

@@ -231,7 +231,7 @@ impl Folios {
             // Somebody else holds a reference too (the deferred split shrinker?): take ours
             // back, while theirs keeps the folio alive, and thaw the folios frozen so far.
             // SAFETY: The folio is alive: its reference count is not zero.
-            unsafe { bindings::folio_get(folio) };
+            unsafe { bindings::folio_ref_inc_return(folio) };
             for &frozen in &self.folios[..i] {
                 // SAFETY: Frozen by this loop: reference count zero, nobody else sees it.
                 unsafe { bindings::folio_ref_unfreeze(frozen, 1) };

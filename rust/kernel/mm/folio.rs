@@ -120,8 +120,9 @@ unsafe impl AlwaysRefCounted for Folio<Referenced> {
         // take any number of references (`mem::forget()` of `ARef` clones): check always, as
         // `try_get_page()` does, by the sign of the count. One compare per reference taken.
         // SAFETY: By the type invariants, the folio is valid and its reference count not zero.
-        if unsafe { bindings::folio_ref_inc_return(self.as_raw()) } <= 0 {
-            self.saturate_ref();
+        let count = unsafe { bindings::folio_ref_inc_return(self.as_raw()) };
+        if count <= 0 {
+            self.saturate_ref(count == i32::MIN);
         }
     }
 
@@ -133,19 +134,23 @@ unsafe impl AlwaysRefCounted for Folio<Referenced> {
 }
 
 impl Folio<Referenced> {
-    /// Saturates a reference count that an increment overflowed (made negative): the folio is
-    /// leaked, never freed, as `refcount_t` does.
+    /// Saturates a reference count that is negative after an increment: the folio is leaked,
+    /// never freed, as `refcount_t` does. `wrapped` says that this increment is the one that
+    /// overflowed the count (from `i32::MAX`), and only then does it warn: the increments of a
+    /// count saturated before set it back silently.
     #[cold]
     #[inline(never)]
-    fn saturate_ref(&self) {
+    fn saturate_ref(&self, wrapped: bool) {
         // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
         // lost to this store: the count stays far from zero either way.
         unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
-        // With the backtrace of the reference taken, as `refcount_t` warns: the later reports
-        // (GUP's test of a count below zero) would point elsewhere. Not once for all folios: a
-        // saturated count takes 2^30 more references to overflow again.
-        crate::pr_err!("folio reference count overflow: the folio is leaked\n");
-        crate::warn_on!(true);
+        if wrapped {
+            // With the backtrace of the reference taken, as `refcount_t` warns: the later
+            // reports (GUP's test of a count below zero) would point elsewhere. Once per folio
+            // that overflows, not once for all: each overflow is another folio leaked.
+            crate::pr_err!("folio reference count overflow: the folio is leaked\n");
+            crate::warn_on!(true);
+        }
     }
 }
 
@@ -313,16 +318,16 @@ impl<S: RefState> Folio<S> {
     /// reparented: the result is the folio's memcg at the time of the call, which only
     /// `cgroup_mutex` or the lruvec lock would keep it.
     ///
-    /// # Safety
-    ///
-    /// The folio's objcg binding must be stable (`folio_memcg()`'s rules: the folio locked,
-    /// isolated from the LRU, or held exclusively, as its freeing path holds it at a reference
-    /// count of zero).
+    /// The result is the folio's memcg only if the folio's objcg binding is stable
+    /// (`folio_memcg()`'s rules: the folio locked, isolated from the LRU, or held exclusively,
+    /// as its freeing path holds it at a reference count of zero); otherwise it may be the memcg
+    /// of an objcg the folio was just charged to or uncharged from. Either way the memcg is
+    /// valid for `'a`: an objcg and a memcg are freed only after a grace period.
     #[inline]
-    pub unsafe fn memcg<'a>(&self, _rcu: &'a rcu::Guard) -> Option<&'a MemCgroup> {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, not a slab; the
-        // caller guarantees the binding, and `_rcu` is the RCU read lock that
-        // `obj_cgroup_memcg()` requires.
+    pub fn memcg<'a>(&self, _rcu: &'a rcu::Guard) -> Option<&'a MemCgroup> {
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, not a slab. `_rcu`
+        // is the RCU read lock that `obj_cgroup_memcg()` requires, and keeps the objcg read
+        // from the folio, stable binding or not, from being freed (`kfree_rcu()`).
         let memcg = unsafe { bindings::folio_memcg(self.as_raw()) };
         // SAFETY: A memory cgroup is freed only after a grace period, which `_rcu` holds off for
         // `'a`.
@@ -377,7 +382,8 @@ mod tests {
     use crate::prelude::*;
 
     /// A reference taken at the largest count saturates the count instead of wrapping it towards
-    /// zero, where the folio would be freed while referenced, and warns.
+    /// zero, where the folio would be freed while referenced, and warns once: another reference
+    /// taken on the saturated count keeps it saturated, without a warning.
     #[test]
     fn ref_overflow_saturates() -> Result {
         let folio = Folio::alloc(GFP_KERNEL, 0)?;
@@ -390,7 +396,10 @@ mod tests {
         // mapped, in no cache: nothing finds it to try): its count may be anything until it is
         // set back to our one reference below.
         unsafe { bindings::folio_set_count(folio.as_raw(), i32::MAX) };
-        // The saturated count does not track this reference: it is given up with the count.
+        // The saturated count does not track these references: they are given up with the
+        // count. The first overflows and warns; the second finds the count saturated and sets
+        // it back without another warning.
+        core::mem::forget(folio.clone());
         core::mem::forget(folio.clone());
         let count = folio.ref_count();
         // SAFETY: As above.

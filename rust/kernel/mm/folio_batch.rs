@@ -146,16 +146,21 @@ impl<S: RefState> FolioBatch<S> {
     /// }
     /// ```
     ///
-    /// # Panics
-    ///
-    /// Panics (an oops) if C handed over a batch whose count is above [`FOLIO_BATCH_SIZE`]: the
-    /// type invariants forbid it, and this one compare per batch keeps a bad batch from being
-    /// read past its array.
+    /// A batch whose count is above [`FOLIO_BATCH_SIZE`], which the type invariants forbid (a
+    /// bad batch from C), warns and yields no folio: this one compare per batch keeps it from
+    /// being read past its array.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio<S>> + '_ {
         // SAFETY: By the type invariants, `inner` is valid.
         let folios = unsafe { &(*self.as_raw()).folios };
-        folios[..self.len()].iter().map(|&folio| {
+        let folios = match folios.get(..self.len()) {
+            Some(folios) => folios,
+            None => {
+                crate::warn_on!(true);
+                &[]
+            }
+        };
+        folios.iter().map(|&folio| {
             // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying so
             // keeps the compiler from testing each for null (`Option<&Folio>` has null as
             // `None`): one test per folio. A null entry from C breaks the invariant, as it

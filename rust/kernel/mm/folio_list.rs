@@ -45,6 +45,7 @@ impl Folio<Referenced> {
     ///
     /// The folio must be one the page allocator's folio free paths free (`__folio_put()`,
     /// `folios_put_refs()`, reclaim): not a hugetlb or zone device folio.
+    #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
     #[inline]
     pub unsafe fn set_rcu_free(&self) {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio that somebody holds
@@ -113,11 +114,6 @@ impl<S: RefState> FolioList<S> {
     /// - A folio that leaves the list through the view ([`FolioList::move_to_batch`]) stays the
     ///   holder's, valid and in state `S`, beyond `'a`, until the holder frees it or changes
     ///   its state.
-    /// - The view may meet, in [`FolioList::splice_tail`], only views of lists with the same
-    ///   holder, who frees their folios under the same rule, and its folios may move only into
-    ///   batches of that holder: the safe methods move folios between lists and into batches
-    ///   without asking who frees them, so a view that met one of another holder (a list freed
-    ///   after a grace period and one freed at once) would hand folios to the wrong one.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::list_head) -> &'a Self {
         // CAST: `FolioList` is a transparent wrapper of `bindings::list_head`.
@@ -159,8 +155,13 @@ impl<S: RefState> FolioList<S> {
     /// What owned the folios on the list owns them in the batch: the holder of the list, which
     /// must free them or put them on a list again (a batch that is dropped with folios in it
     /// leaks them).
+    ///
+    /// # Safety
+    ///
+    /// `batch` must be the list's holder's, which frees the folios of both under the same rule:
+    /// a folio of a list freed after a grace period must not move into a batch freed at once.
     #[inline]
-    pub fn move_to_batch(&self, batch: &mut FolioBatch<S>) -> usize {
+    pub unsafe fn move_to_batch(&self, batch: &mut FolioBatch<S>) -> usize {
         let mut moved = 0;
         while batch.space() > 0 {
             // SAFETY: By the type invariants, `inner` is initialised, its lock held, and its
@@ -170,8 +171,9 @@ impl<S: RefState> FolioList<S> {
                 break;
             };
             // SAFETY: By the type invariants, a folio on the list is valid, in state `S`, and
-            // belongs to the holder of the list, whose batch holds it now and keeps it so: only
-            // the holder frees it or changes its state. The batch has space, so it takes it.
+            // belongs to the holder of the list, whose batch (the caller's guarantee) holds it
+            // now and keeps it so: only the holder frees it or changes its state. The batch has
+            // space, so it takes it.
             let _ = unsafe { batch.push(Folio::from_raw(folio.as_ptr())) };
             moved += 1;
         }
@@ -180,8 +182,13 @@ impl<S: RefState> FolioList<S> {
 
     /// Moves every folio of `other` to the tail of this list, leaving `other` empty. Nothing
     /// changes if `other` is this list.
+    ///
+    /// # Safety
+    ///
+    /// Both lists must have the same holder, which frees their folios under the same rule: a
+    /// folio waiting for a grace period must not move to a list that is freed at once.
     #[inline]
-    pub fn splice_tail(&self, other: &FolioList<S>) {
+    pub unsafe fn splice_tail(&self, other: &FolioList<S>) {
         if core::ptr::eq(self, other) {
             return;
         }
@@ -239,9 +246,11 @@ mod tests {
             a.push_tail(&folios[1]);
             b.push_tail(&folios[2]);
         }
-        a.splice_tail(a);
+        // SAFETY: The lists and the batch below are this test's, which frees nothing from them.
+        unsafe { a.splice_tail(a) };
         assert!(!a.is_empty());
-        a.splice_tail(b);
+        // SAFETY: As above.
+        unsafe { a.splice_tail(b) };
         assert!(b.is_empty());
 
         // A batch with room for two: the third folio stays on the list.
@@ -251,7 +260,8 @@ mod tests {
             // SAFETY: `filler` holds a reference until after the batch is dropped.
             unsafe { batch.push(&filler)? };
         }
-        assert_eq!(a.move_to_batch(&mut batch), 2);
+        // SAFETY: As above.
+        assert_eq!(unsafe { a.move_to_batch(&mut batch) }, 2);
         assert!(!a.is_empty());
         let moved = raw(&batch);
         assert_eq!(
@@ -259,10 +269,12 @@ mod tests {
             [folios[0].as_raw(), folios[1].as_raw()]
         );
         batch.reinit();
-        assert_eq!(a.move_to_batch(&mut batch), 1);
+        // SAFETY: As above.
+        assert_eq!(unsafe { a.move_to_batch(&mut batch) }, 1);
         assert_eq!(raw(&batch)[..], [folios[2].as_raw()]);
         assert!(a.is_empty());
-        assert_eq!(a.move_to_batch(&mut batch), 0);
+        // SAFETY: As above.
+        assert_eq!(unsafe { a.move_to_batch(&mut batch) }, 0);
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use crate::{
     bindings,
     mm::{
         memcg::MemCgroup,
-        node::nr_node_ids, //
+        node, //
     },
     types::Opaque, //
 };
@@ -55,20 +55,6 @@ impl ListLru {
         self.inner.get()
     }
 
-    /// Returns the number of items on node `nid`, over all memory cgroups:
-    /// `list_lru_count_node()`. Zero if `nid` is not a node id (negative, or not below
-    /// [`nr_node_ids()`]).
-    #[inline]
-    pub fn count_node(&self, nid: i32) -> usize {
-        if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
-            return 0;
-        }
-        // SAFETY: By the type invariants, the list_lru is initialised, with a sublist for each
-        // node id below `nr_node_ids`, as `nid` is; the count is atomic.
-        // CAST: An item count fits in `usize`.
-        unsafe { bindings::list_lru_count_node(self.as_raw(), nid) as usize }
-    }
-
     /// Locks the sublist of node `nid` and memory cgroup `memcg`, with interrupts disabled:
     /// `list_lru_lock()` under the counted interrupt disable of `spin_lock_irq_disable()`
     /// (see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
@@ -77,7 +63,7 @@ impl ListLru {
     /// memcg on a list that is not memcg aware). The guard borrows `memcg`, which therefore
     /// stays alive while the sublist is locked, as C needs. If `memcg` is dying and its sublist
     /// already reparented, the sublist of its nearest live ancestor is locked instead, as C
-    /// does; [`ListLruGuard::locked_memcg`] tells which. With a memcg-aware list_lru whose
+    /// does. With a memcg-aware list_lru whose
     /// sublists for `memcg` were never allocated (`memcg_list_lru_alloc()`), C warns
     /// (`VM_WARN_ON`, for a live memcg) and takes an ancestor's sublist the same way.
     ///
@@ -88,30 +74,31 @@ impl ListLru {
     /// one lockdep class). As in C, put no folio's last reference under a guard of the deferred
     /// split queue: freeing a queued folio takes its sublist's lock.
     ///
-    /// # Safety
-    ///
-    /// `nid` must be a possible node (`node_possible(nid)`): the list_lru has sublists, and
-    /// initialised locks, for those only.
+    /// Returns `None` if `nid` is not a possible node ([`node::is_possible()`]): the list_lru
+    /// has sublists, and initialised locks, for those only.
     #[inline]
-    pub unsafe fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> ListLruGuard<'a> {
+    pub fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> Option<ListLruGuard<'a>> {
+        if !node::is_possible(nid) {
+            return None;
+        }
         let memcg = MemCgroup::as_raw_or_null(memcg);
         let mut locked_memcg = memcg;
-        // SAFETY: By the type invariants, the list_lru is initialised; `memcg` is null or alive
-        // for `'a`, and the caller guarantees that `nid` and the sublists of `memcg` are valid.
-        // The pointer is to a local.
+        // SAFETY: By the type invariants, the list_lru is initialised, with initialised sublists
+        // for every possible node, as `nid` is; `memcg` is null or alive for `'a`. The pointer
+        // is to a local.
         let one =
             unsafe { bindings::list_lru_lock_irq_disable(self.as_raw(), nid, &mut locked_memcg) };
         // INVARIANT: We just took the lock. `list_lru_lock()` never returns null: without
         // `skip_empty`, `lock_list_lru_of_memcg()` loops (`goto again`) up to a live ancestor,
         // whose sublist it locks.
-        ListLruGuard {
+        Some(ListLruGuard {
             lru: self,
             // SAFETY: See the invariant above.
             one: unsafe { NonNull::new_unchecked(one) },
             nid,
             memcg,
             locked_memcg,
-        }
+        })
     }
 }
 
@@ -130,10 +117,8 @@ impl ListLru {
 /// /// Would end the RCU read lock that keeps the memcg alive under its sublist's lock.
 /// fn rcu_first(lru: &ListLru, folio: &Folio) {
 ///     let rcu = rcu::read_lock();
-///     // SAFETY: Let the folio's memcg binding be stable.
-///     let memcg = unsafe { folio.memcg(&rcu) };
-///     // SAFETY: Let the folio's node be possible and the memcg's sublists allocated.
-///     let guard = unsafe { lru.lock(folio.nid(), memcg) };
+///     let memcg = folio.memcg(&rcu);
+///     let guard = lru.lock(folio.nid(), memcg);
 ///     drop(rcu); // error[E0505]: cannot move out of `rcu` because it is borrowed
 ///     drop(guard);
 /// }
@@ -176,6 +161,7 @@ impl<'a> ListLruGuard<'a> {
 
     /// Returns the memory cgroup whose sublist is locked: the one asked for, or the ancestor
     /// that took over the sublists of a dying one; `None` exactly when `None` was asked for.
+    #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
     #[inline]
     pub fn locked_memcg(&self) -> Option<&'a MemCgroup> {
         // SAFETY: By the type invariants, `locked_memcg` is null or not freed for `'a`.
@@ -220,14 +206,29 @@ mod tests {
     use super::*;
     use crate::{
         error::to_result,
-        mm::node::nodes_with_memory,
+        mm::node::{
+            nodes_with_memory,
+            nr_node_ids, //
+        },
         prelude::*,
         sync::LockClassKey, //
     };
     use core::ops::Deref;
 
-    // What only the tests need: a list_lru of their own (the deferred split queue is C's), and
-    // adding to it.
+    // What only the tests need: a list_lru of their own (the deferred split queue is C's), adding
+    // to it, and counting its items.
+
+    /// The number of items on node `nid` of `lru`, over all memory cgroups:
+    /// `list_lru_count_node()`. Zero if `nid` is not a node id.
+    fn count_node(lru: &ListLru, nid: i32) -> usize {
+        if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
+            return 0;
+        }
+        // SAFETY: The list_lru is initialised, with a sublist for each node id below
+        // `nr_node_ids`, as `nid` is; the count is atomic.
+        // CAST: An item count fits in `usize`.
+        unsafe { bindings::list_lru_count_node(lru.as_raw(), nid) as usize }
+    }
 
     /// A `struct list_lru` that the test initialises and destroys.
     ///
@@ -281,7 +282,7 @@ mod tests {
             // `list_lru_destroy()` takes `list_lrus_mutex` when the list is memcg aware.
             crate::task::might_sleep();
             let nr: usize = (0..nr_node_ids() as i32)
-                .map(|nid| self.count_node(nid))
+                .map(|nid| count_node(&self, nid))
                 .sum();
             // Items still on it would point into the sublists freed below.
             crate::warn_on!(nr != 0);
@@ -355,8 +356,8 @@ mod tests {
         // Nothing is asserted under a guard (see the lruvec tests): each block returns what
         // it saw.
         let (seen, added, nr) = {
-            // SAFETY: `first` is a possible node; no memcg is the root's sublist.
-            let mut guard = unsafe { lru.lock(first, None) };
+            // No memcg: the node's own sublist.
+            let mut guard = lru.lock(first, None).ok_or(EINVAL)?;
             let seen = (
                 guard.is_for(first, None),
                 guard.nid(),
@@ -377,20 +378,18 @@ mod tests {
         assert_eq!(added, [true, true, false]);
         assert_eq!(nr, 2);
         let added_other = {
-            // SAFETY: `other` is a possible node.
-            let mut guard = unsafe { lru.lock(other, None) };
+            let mut guard = lru.lock(other, None).ok_or(EINVAL)?;
             // SAFETY: As above, for node `other`.
             unsafe { guard.add(&mut items[2]) }
         };
         assert!(added_other);
         if other != first {
-            assert_eq!((lru.count_node(first), lru.count_node(other)), (2, 1));
+            assert_eq!((count_node(&lru, first), count_node(&lru, other)), (2, 1));
         } else {
-            assert_eq!(lru.count_node(first), 3);
+            assert_eq!(count_node(&lru, first), 3);
         }
         let (deleted, nr) = {
-            // SAFETY: As above.
-            let mut guard = unsafe { lru.lock(first, None) };
+            let mut guard = lru.lock(first, None).ok_or(EINVAL)?;
             // SAFETY: `items[1]` is on this sublist, then empty; `items[0]` is on it.
             let deleted = unsafe {
                 [
@@ -404,16 +403,17 @@ mod tests {
         assert_eq!(deleted, [true, false, true]);
         assert_eq!(nr, if other != first { 0 } else { 1 });
         let deleted_other = {
-            // SAFETY: As above.
-            let mut guard = unsafe { lru.lock(other, None) };
+            let mut guard = lru.lock(other, None).ok_or(EINVAL)?;
             // SAFETY: `items[2]` is on this sublist.
             unsafe { guard.del(&mut items[2]) }
         };
         assert!(deleted_other);
-        assert_eq!(lru.count_node(first) + lru.count_node(other), 0);
-        // Node ids that are not, without reading past the sublists.
-        assert_eq!(lru.count_node(-1), 0);
-        assert_eq!(lru.count_node(nr_node_ids() as i32), 0);
+        assert_eq!(count_node(&lru, first) + count_node(&lru, other), 0);
+        // Node ids that are not: no sublist is read past, none locked.
+        assert_eq!(count_node(&lru, -1), 0);
+        assert_eq!(count_node(&lru, nr_node_ids() as i32), 0);
+        assert!(lru.lock(-1, None).is_none());
+        assert!(lru.lock(nr_node_ids() as i32, None).is_none());
         Ok(())
     }
 
@@ -430,8 +430,7 @@ mod tests {
         let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
         // Nothing is asserted under a guard: the block returns what it saw.
         let (under_both, under_inner) = {
-            // SAFETY: A node with memory is a possible node; a list that is not memcg aware.
-            let guard = unsafe { lru.lock(nodes_with_memory().next().unwrap_or(0), None) };
+            let guard = lru.lock(nodes_with_memory().next().unwrap_or(0), None).ok_or(EINVAL)?;
             let mut inner = SpinLockIrq::lock(&lock);
             let under_both = irqs_disabled();
             drop(guard);

@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn uncharged_folio_has_no_lruvec() -> Result {
         if mem_cgroup_disabled() {
-            crate::kunit::skip(c"memory cgroups are disabled");
+            crate::kunit::mark_skipped(c"memory cgroups are disabled");
             return Ok(());
         }
         let charged = alloc_on(first_node())?;
@@ -348,7 +348,7 @@ mod tests {
     fn relock_across_nodes() -> Result {
         let mut nodes = nodes_with_memory();
         let (Some(first), Some(second)) = (nodes.next(), nodes.next()) else {
-            crate::kunit::skip(c"fewer than two nodes with memory");
+            crate::kunit::mark_skipped(c"fewer than two nodes with memory");
             return Ok(());
         };
         let a = alloc_on(first)?;

@@ -25,6 +25,20 @@ pub fn nr_node_ids() -> u32 {
     }
 }
 
+/// Returns whether `nid` is a possible node: `node_possible(nid)`. The per-node data of the
+/// kernel (a list_lru's sublists, for one) exists for those only.
+///
+/// The set of possible nodes is fixed at boot. False for a node id that is not below
+/// [`nr_node_ids()`].
+#[inline]
+pub fn is_possible(nid: i32) -> bool {
+    if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
+        return false;
+    }
+    // SAFETY: `nid` is a valid node id; `node_possible_map` does not change after boot.
+    unsafe { bindings::node_state(nid, bindings::node_states_N_POSSIBLE) }
+}
+
 /// Returns whether node `nid` has memory: `node_state(nid, N_MEMORY)`.
 ///
 /// Memory hotplug changes it at any time: the answer may be stale as soon as it is given. False
