@@ -9,6 +9,12 @@
 #   MODE=vmtests upstream's run_vmtests.sh, the categories of VMTESTS=
 #               (comma-separated), each limited to VMTESTS_LIMIT seconds
 #               (900), results to build/results/<CONFIG>-vmtests[-base]/
+#   MODE=fstests run /kselftest/fstests (scripts/guest/fstests; make
+#               fstests: its host side passes its shares and disks in
+#               QEMU_ARGS)
+#
+# QEMU_ARGS: more QEMU arguments (split on white space), e.g. -virtfs and
+# -drive for make fstests.
 #
 # ACCEL=auto picks KVM when a guest really runs under it (a short probe,
 # cached per host boot: /dev/kvm may open and still hang every guest, as in
@@ -30,7 +36,7 @@ set -euo pipefail
 CONFIG=${CONFIG:-test}
 MODE=${MODE:-check}
 check_config_name "$CONFIG"
-case $MODE in check | demo | shell | bench | vmtests) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench, vmtests)" ;; esac
+case $MODE in check | demo | shell | bench | vmtests | fstests) ;; *) die "unknown MODE '$MODE' (check, demo, shell, bench, vmtests, fstests)" ;; esac
 # The results of the last run go first, before anything else can fail: a
 # boot that fails must not leave them to be read as its own. boot.rc says
 # how this one ended (scripts/results.py fails the run unless it is 0).
@@ -248,7 +254,9 @@ if [ "$MODE" = shell ]; then
 	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" -serial mon:stdio \
 		"${results[@]}" -append "$append" || rc=$?
 else
-	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" "${plugin[@]}" -serial "file:$run/console.log" \
+	# shellcheck disable=SC2206 # QEMU_ARGS is split on purpose
+	extra=(${QEMU_ARGS:-})
+	timeout -k 10 "$TIMEOUT" "${qemu_cmd[@]}" "${plugin[@]}" "${extra[@]}" -serial "file:$run/console.log" \
 		"${results[@]}" -append "$append" </dev/null || rc=$?
 fi
 echo "$rc" >"$run/qemu.rc"

@@ -67,6 +67,7 @@ cp "$TOP/scripts/guest/bench" "$root/bench/run"
 cp "$TOP/scripts/guest/bench-reads" "$root/bench/reads"
 cp "$TOP/scripts/guest/unqueue-test" "$root/kselftest/unqueue-test"
 cp "$TOP/scripts/guest/lru-gen" "$root/kselftest/lru-gen"
+[ ! -f "$TOP/scripts/guest/fstests" ] || cp "$TOP/scripts/guest/fstests" "$root/kselftest/fstests"
 "$cc" -static -O2 -Wall -Werror -o "$root/kselftest/flush_dcache_check" \
 	"$TOP/scripts/guest/flush_dcache_check.c" ||
 	die "cannot build scripts/guest/flush_dcache_check.c"

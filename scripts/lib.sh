@@ -105,7 +105,7 @@ config_toolchain() {
 # or llvm) where set, else the one the build directory was configured
 # with (CONFIG_CC_IS_GCC), else LLVM.
 kmake() {
-	local o=$1 rc=0 tc=${KTOOLCHAIN:-} cc
+	local o=$1 rc=0 tc=${KTOOLCHAIN:-} compiler
 	shift
 	mkdir -p "$o"
 	kmake_mend "$o"
@@ -114,12 +114,12 @@ kmake() {
 		! grep -qx 'CONFIG_CC_IS_GCC=y' "$o/.config" 2>/dev/null || tc=gcc
 	fi
 	if [ "$tc" = gcc ]; then
-		cc=(CC="ccache gcc")
+		compiler=(CC="ccache gcc")
 	else
-		cc=(LLVM=-"$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION")
+		compiler=(LLVM=-"$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION")
 	fi
 	touch "$o/.kmake-running"
-	make -C "$TREE" O="$o" "${cc[@]}" \
+	make -C "$TREE" O="$o" "${compiler[@]}" \
 		RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc BINDGEN="$HOME/.cargo/bin/bindgen" \
 		RUSTFMT=/usr/bin/rustfmt CLIPPY_DRIVER=/usr/bin/clippy-driver \
 		-j"$(nproc)" "$@" || rc=$?
