@@ -33,6 +33,22 @@
 
 #include "rcu_free.h"
 
+/* The storage of the first CPU from *@cpu on that has one, or NULL. */
+static struct rcu_free_pcp *rcu_free_next_pcp(int *cpu)
+{
+	for (; *cpu < nr_cpu_ids; (*cpu)++) {
+		struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(*cpu);
+
+		if (pcp)
+			return pcp;
+	}
+	return NULL;
+}
+
+/* Each CPU's storage, skipping the CPUs that have none. */
+#define for_each_rcu_free_pcp(cpu, pcp)					\
+	for ((cpu) = 0; ((pcp) = rcu_free_next_pcp(&(cpu))); (cpu)++)
+
 /*
  * Pages a CPU may hold before it expedites the grace period when memory runs
  * short: 2 MiB whatever the page size.
@@ -190,14 +206,11 @@ static void rcu_free_c_expedite(struct work_struct *work)
  */
 static bool rcu_free_flush_works(void)
 {
+	struct rcu_free_pcp *pcp;
 	bool waited = false;
 	int cpu;
 
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(cpu);
-
-		if (!pcp)
-			continue;
+	for_each_rcu_free_pcp(cpu, pcp) {
 		waited |= flush_work(&pcp->rwork.work);
 		waited |= flush_work(&pcp->expedite);
 	}
@@ -207,6 +220,7 @@ static bool rcu_free_flush_works(void)
 static unsigned long rcu_free_c_drain_all(void)
 {
 	u64 arrived = rcu_free_drain_arrive();
+	struct rcu_free_pcp *pcp;
 	unsigned long freed = 0;
 	bool waiting = false;
 	int cpu;
@@ -218,12 +232,9 @@ static unsigned long rcu_free_c_drain_all(void)
 		rcu_free_drain_unlock();
 		return 1;
 	}
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(cpu);
+	for_each_rcu_free_pcp(cpu, pcp) {
 		unsigned long flags;
 
-		if (!pcp)
-			continue;
 		rcu_free_pcp_lock_cpu(pcp, &flags);
 		rcu_free_pcp_close(pcp);
 		waiting |= !list_empty(&pcp->closed);
@@ -231,12 +242,8 @@ static unsigned long rcu_free_c_drain_all(void)
 	}
 	if (waiting) {
 		rcu_free_synchronize_expedited();
-		for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-			struct rcu_free_pcp *pcp = rcu_free_cpu_pcp(cpu);
-
-			if (pcp)
-				freed += rcu_free_done(pcp);
-		}
+		for_each_rcu_free_pcp(cpu, pcp)
+			freed += rcu_free_done(pcp);
 	}
 	/*
 	 * A work may have taken a batch off its list before we looked, or the
