@@ -171,7 +171,9 @@ impl PcpGuard {
         // The folio is accounted before the lock is dropped: a drain may free it right after.
         unsafe {
             bindings::rcu_free_pcp_stamp(self.pcp);
-            (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_add(folio.nr_pages() as c_ulong);
+            (*self.pcp).nr_pages = (*self.pcp)
+                .nr_pages
+                .wrapping_add(folio.nr_pages() as c_ulong);
             bindings::rcu_free_account(folio.as_raw(), folio.nr_pages() as c_long);
         }
     }

@@ -430,7 +430,9 @@ mod tests {
         let lock = KBox::pin_init(new_spinlock_irq!(0u32), GFP_KERNEL)?;
         // Nothing is asserted under a guard: the block returns what it saw.
         let (under_both, under_inner) = {
-            let guard = lru.lock(nodes_with_memory().next().unwrap_or(0), None).ok_or(EINVAL)?;
+            let guard = lru
+                .lock(nodes_with_memory().next().unwrap_or(0), None)
+                .ok_or(EINVAL)?;
             let mut inner = SpinLockIrq::lock(&lock);
             let under_both = irqs_disabled();
             drop(guard);
