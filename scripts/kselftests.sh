@@ -79,8 +79,15 @@ fi
 		EXTRA_CFLAGS="-fPIE -static-pie" CAN_BUILD_WITH_NOPIE=0 -j"$(nproc)"
 } >"$log" 2>&1 || [ "$ARCH" != x86_64 ] || { tail -20 "$log"; die "building the mm kselftests failed (log: $log)"; }
 if [ "$ARCH" = x86_64 ]; then
+	# The programs tests.txt runs; the suite's scripts (run_vmtests.sh)
+	# come from the source tree (image.sh) and must be there.
 	missing=$(awk '!/^[#@]/ && NF { for (i = 3; i <= NF; i++) if (sub(/^\.\//, "", $i)) { print $i; break } }' "$TOP/scripts/guest/tests.txt" |
-		sort -u | while read -r t; do [ -x "$bin/$t" ] || echo "$t"; done)
+		sort -u | while read -r t; do
+			case $t in
+			*.sh) [ -f "$src/tools/testing/selftests/mm/$t" ] || echo "$t" ;;
+			*) [ -x "$bin/$t" ] || echo "$t" ;;
+			esac
+		done)
 else
 	missing=$(for t in pagecache_read_stress pagecache_split_read_test rcu_free_test deferred_split_stress \
 		split_huge_page_test transhuge-stress; do [ -x "$bin/$t" ] || echo "$t"; done)

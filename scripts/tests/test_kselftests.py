@@ -38,16 +38,27 @@ all:
 
 
 def guest_programs():
-    """The programs tests.txt runs (fields 3.., the first that starts ./)."""
+    """The programs tests.txt runs (fields 3.., the first that starts ./ and is
+    not one of the suite's scripts)."""
     names = set()
     for line in (TOP / "scripts/guest/tests.txt").read_text().splitlines():
         f = line.split()
         if not f or f[0].startswith(("#", "@")):
             continue
         for w in f[2:]:
-            if w.startswith("./"):
+            if w.startswith("./") and not w.endswith(".sh"):
                 names.add(w[2:])
                 break
+    return sorted(names)
+
+
+def guest_scripts():
+    """The suite's scripts tests.txt runs (run_vmtests.sh)."""
+    names = set()
+    for line in (TOP / "scripts/guest/tests.txt").read_text().splitlines():
+        f = line.split()
+        if f and not f[0].startswith(("#", "@")):
+            names.update(w[2:] for w in f[2:] if w.startswith("./") and w.endswith(".sh"))
     return sorted(names)
 
 
@@ -56,6 +67,11 @@ def run(build, **env):
     (tree / "tools/testing/selftests").mkdir(parents=True, exist_ok=True)
     (tree / "Makefile").write_text(TOP_MAKEFILE)
     (tree / "tools/testing/selftests/Makefile").write_text(SELFTESTS_MAKEFILE)
+    # The suite's scripts are the source tree's.
+    (tree / "tools/testing/selftests/mm").mkdir(parents=True, exist_ok=True)
+    if "NO_SCRIPTS" not in env:
+        for script in guest_scripts():
+            (tree / "tools/testing/selftests/mm" / script).write_text("#!/bin/bash\n")
     e = dict(os.environ, BUILD=str(build), NAMES=" ".join(guest_programs()), **env)
     e.pop("VARIANT", None)
     return subprocess.run([str(TOP / "scripts/kselftests.sh")], env=e, capture_output=True,
@@ -95,3 +111,17 @@ def test_a_non_pie_leftover_is_built_again(tmp_path):
     r = run(build)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "binaries are not static PIE: building them again" in r.stdout
+
+
+@needs_gcc
+def test_a_missing_suite_script_fails_by_name(tmp_path):
+    """run_vmtests.sh comes from the source tree: without it the build fails, naming it."""
+    build = tmp_path / "build"
+    tree = build / "tree" / "tools/testing/selftests/mm"
+    tree.mkdir(parents=True)
+    r = run(build)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (tree / "run_vmtests.sh").unlink()
+    r = run(build, NO_SCRIPTS="1")
+    assert r.returncode != 0
+    assert "kselftests not built: run_vmtests.sh" in r.stderr
