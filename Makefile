@@ -21,12 +21,20 @@
 #                            or cache-line transfers per op (MTTCG, C2C_VCPUS="2 4")
 #   WORKLOADS=a,b            make bench COUNT=...: only these workloads (globs over
 #                            <workload>-<fs>: small-tmpfs, large-*, free, partial)
+#   VMTESTS=a,b VMTESTS_LIMIT=s VMTESTS_VARIANTS=base,series
+#                            make vmtests: categories, seconds each, kernels
+#   FSTESTS=dir              make fstests: an xfstests-dev checkout (copied to build/fstests-src)
+#   FSTESTS_FS= FSTESTS_GROUP= FSTESTS_TESTS= FSTESTS_EXCLUDE= FSTESTS_VARIANTS=
+#   FSTESTS_TEST_LIMIT= FSTESTS_TIMEOUT= FSTESTS_DISK_SIZE=   make fstests (scripts/fstests.sh)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := demo
 export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE LLVM_VERSION \
-	MATRIX RANDCONFIG_N RANDCONFIG_SEEDS W1_CONFIG EDIT_DIR COUNT WORKLOADS C2C_VCPUS ICOUNT_SHIFT
+	MATRIX RANDCONFIG_N RANDCONFIG_SEEDS W1_CONFIG EDIT_DIR COUNT WORKLOADS C2C_VCPUS ICOUNT_SHIFT \
+	VMTESTS VMTESTS_LIMIT VMTESTS_SKIP VMTESTS_VARIANTS \
+	FSTESTS FSTESTS_FS FSTESTS_GROUP FSTESTS_TESTS FSTESTS_EXCLUDE FSTESTS_VARIANTS \
+	FSTESTS_TEST_LIMIT FSTESTS_TIMEOUT FSTESTS_DISK_SIZE
 
 S := scripts
 
@@ -34,7 +42,7 @@ settings:
 	@$(S)/settings.sh
 
 .PHONY: settings demo check fresh-check soak shell help deps base tree config build kselftests image \
-	boot module bench vmtests plugin-test series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
+	boot module bench vmtests fstests plugin-test series series-b4 series-check matrix edit absorb results host-check clean clean-tree \
 	distclean
 
 demo: image build ## Build the kernel, boot it, show the series live, power off.
@@ -95,6 +103,11 @@ module: settings ## Build the out-of-tree modules (Kbuild) for CONFIG's built ke
 vmtests: kselftests ## Upstream's mm selftests (run_vmtests.sh), base against series: build/vmtests.md.
 	@$(S)/vmtests.sh
 
+fstests: settings ## fstests (xfstests) on base and series, compared: build/fstests.md (FSTESTS=<xfstests-dev checkout>).
+	@$(S)/fstests.sh --check
+	@$(MAKE) --no-print-directory kselftests
+	@$(S)/fstests.sh
+
 bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/ (COUNT=insn|c2c: exact counts).
 	@$(S)/bench.sh
 
@@ -124,7 +137,7 @@ results: ## Summarise the last `make check` guest run again.
 
 clean: ## Remove the kernel builds, keep the base and the tree.
 	rm -rf "$${BUILD:-build}"/obj-* "$${BUILD:-build}"/results "$${BUILD:-build}"/module-* \
-		"$${BUILD:-build}"/modules-* "$${BUILD:-build}"/.initramfs-*
+		"$${BUILD:-build}"/modules-* "$${BUILD:-build}"/.initramfs-* "$${BUILD:-build}"/fstests-disks
 
 clean-tree: ## Remove the assembled tree (re-assembled on the next run).
 	rm -rf "$${BUILD:-build}"/tree

@@ -37,6 +37,11 @@ PACKAGES=(
 MATRIX_DEPS=${MATRIX:-0}
 case $MATRIX_DEPS in 0 | '') MATRIX_DEPS=0 ;; *) MATRIX_DEPS=1 ;; esac
 [ "$MATRIX_DEPS" = 0 ] || PACKAGES+=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# make fstests (FSTESTS=<checkout>): fstests' build on the host, and what its
+# tests run in the guest, whose root is the host's (scripts/fstests.sh).
+[ -z "${FSTESTS:-}" ] || PACKAGES+=(autoconf automake libtool libtool-bin pkg-config
+	libacl1-dev libattr1-dev libaio-dev libgdbm-dev libgdbm-compat-dev uuid-dev xfslibs-dev
+	acl attr bc dump e2fsprogs fio gawk indent psmisc quota sqlite3 uuid-runtime xfsdump)
 BINDGEN_VERSION=0.73.0
 
 mkdir -p "$LOGS"
