@@ -82,6 +82,8 @@ impl ListLru {
             return None;
         }
         let memcg = MemCgroup::as_raw_or_null(memcg);
+        // C moves it to the ancestor whose sublist it locked; the guard keeps the memcg asked for
+        // (`is_for()`).
         let mut locked_memcg = memcg;
         // SAFETY: By the type invariants, the list_lru is initialised, with initialised sublists
         // for every possible node, as `nid` is; `memcg` is null or alive for `'a`. The pointer
@@ -97,7 +99,6 @@ impl ListLru {
             one: unsafe { NonNull::new_unchecked(one) },
             nid,
             memcg,
-            locked_memcg,
         })
     }
 }
@@ -138,18 +139,16 @@ impl ListLru {
 ///
 /// # Invariants
 ///
-/// This guard owns the lock of `one`, the sublist of `lru` for (`nid`, `locked_memcg`), and an
-/// interrupt disable count (none on PREEMPT_RT, where interrupts stay on), taken with
-/// `list_lru_lock_irq_disable()` for (`nid`, `memcg`).
-/// `memcg` is null or a memory cgroup that is not freed for `'a`; `locked_memcg` is `memcg` or
-/// one of its ancestors (a cgroup keeps its parent from being freed).
+/// This guard owns the lock of `one`, the sublist of `lru` for `nid` and `memcg` or, if `memcg`
+/// was reparented, for one of its ancestors, and an interrupt disable count (none on
+/// PREEMPT_RT, where interrupts stay on), taken with `list_lru_lock_irq_disable()` for (`nid`,
+/// `memcg`). `memcg` is null or a memory cgroup that is not freed for `'a`.
 #[must_use = "the sublist is unlocked when the guard is dropped"]
 pub struct ListLruGuard<'a> {
     lru: &'a ListLru,
     one: NonNull<bindings::list_lru_one>,
     nid: i32,
     memcg: *mut bindings::mem_cgroup,
-    locked_memcg: *mut bindings::mem_cgroup,
 }
 
 impl<'a> ListLruGuard<'a> {
@@ -157,15 +156,6 @@ impl<'a> ListLruGuard<'a> {
     #[inline]
     pub fn nid(&self) -> i32 {
         self.nid
-    }
-
-    /// Returns the memory cgroup whose sublist is locked: the one asked for, or the ancestor
-    /// that took over the sublists of a dying one; `None` exactly when `None` was asked for.
-    #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
-    #[inline]
-    pub fn locked_memcg(&self) -> Option<&'a MemCgroup> {
-        // SAFETY: By the type invariants, `locked_memcg` is null or not freed for `'a`.
-        NonNull::new(self.locked_memcg).map(|memcg| unsafe { MemCgroup::from_raw(memcg.as_ptr()) })
     }
 
     /// Returns whether this guard was taken for node `nid` and memory cgroup `memcg`, so that it
@@ -315,7 +305,8 @@ mod tests {
                     self.one.as_ptr(),
                     item,
                     self.nid,
-                    self.locked_memcg,
+                    // The memcg asked for (the tests ask for none): its shrinker bit is set.
+                    self.memcg,
                 )
             }
         }
@@ -358,11 +349,7 @@ mod tests {
         let (seen, added, nr) = {
             // No memcg: the node's own sublist.
             let mut guard = lru.lock(first, None).ok_or(EINVAL)?;
-            let seen = (
-                guard.is_for(first, None),
-                guard.nid(),
-                guard.locked_memcg().is_none(),
-            );
+            let seen = (guard.is_for(first, None), guard.nid());
             // SAFETY: Empty items that stay in place while on the list, for node `first`; the
             // third add finds `items[0]` on the list already and does not add it twice.
             let added = unsafe {
@@ -374,7 +361,7 @@ mod tests {
             };
             (seen, added, guard.nr_items())
         };
-        assert_eq!(seen, (true, first, true));
+        assert_eq!(seen, (true, first));
         assert_eq!(added, [true, true, false]);
         assert_eq!(nr, 2);
         let added_other = {
