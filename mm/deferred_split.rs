@@ -149,10 +149,13 @@ unsafe fn unqueue_from<'a>(
         // sublist, where reparenting moved the folio. `rcu` keeps the memcg alive until it is
         // dropped, after every guard.
         let memcg = folio.memcg(&rcu);
-        let guard = match locked.take() {
+        // The guard stays where it is while the run goes on: moving it in and out of `locked`
+        // for every folio costs a copy of it each time.
+        let guard = match &mut locked {
             Some(guard) if guard.is_for(nid, memcg) => guard,
-            previous => {
-                drop(previous);
+            slot => {
+                // The previous sublist is unlocked before the next is locked.
+                *slot = None;
                 unqueued.locks += 1;
                 // A folio's node is a possible one: never `None` but for a corrupted folio,
                 // which is left queued, as C would oops on it.
@@ -160,10 +163,9 @@ unsafe fn unqueue_from<'a>(
                     bad = true;
                     continue;
                 };
-                guard
+                slot.insert(guard)
             }
         };
-        let guard = locked.insert(guard);
         // SAFETY: The folio's link is either empty or on the sublist of its node and memcg (or,
         // if that memcg was reparented, of the ancestor), which `guard` holds: a guard taken
         // for the same (node, memcg) covers it, see `is_for()`. Nothing else can hold the folio
