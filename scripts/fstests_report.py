@@ -39,7 +39,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import kernel_reports, split_sections  # noqa: E402
+from results import kernel_reports, report_key as strip, split_sections  # noqa: E402
 
 # A test line of check's output: the test, padded, then what came of it.
 TEST_LINE = re.compile(r"^(?P<test>[a-z0-9]+/\d{3}[A-Za-z0-9-]*)(?:\s+(?P<rest>.*?))?\s*$")
@@ -223,13 +223,6 @@ def load(run):
                 reports=kernel_reports("\n".join(log)), done="@@@ done" in text,
                 kernel=next((l.split(": ", 1)[1] for l in sections.get(("info", "system"), ([], 0))[0]
                              if l.startswith("kernel: ")), ""))
-
-
-def strip(report):
-    """A report without its timestamp and its task/CPU/pid specifics, for
-    comparing base and series."""
-    r = re.sub(r"^\s*\[\s*\d+\.\d+\]\s*", "", report)
-    return re.sub(r"\b(pid|PID|CPU|cpu)[: ]\s*\d+|\b0x[0-9a-f]+\b|\+0x[0-9a-f]+/0x[0-9a-f]+", "", r)
 
 
 def compare(base, series):

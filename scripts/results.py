@@ -83,6 +83,14 @@ def kernel_reports(text):
     return reports
 
 
+def report_key(report):
+    """A report without its timestamp and its task/CPU/pid specifics, for
+    comparing the reports of two runs (make vmtests, make fstests: base and
+    series)."""
+    r = re.sub(r"^\s*\[\s*\d+\.\d+\]\s*", "", report)
+    return re.sub(r"\b(pid|PID|CPU|cpu)[: ]\s*\d+|\b0x[0-9a-f]+\b|\+0x[0-9a-f]+/0x[0-9a-f]+", "", r)
+
+
 def split_sections(text):
     """Map (kind, name) -> (lines, rc or None if the section never ended).
 

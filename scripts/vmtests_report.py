@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import kernel_reports, split_sections  # noqa: E402
+from results import kernel_reports, report_key as strip, split_sections  # noqa: E402
 
 # run_vmtests.sh's own lines (its TAP_PREFIX "# " is on everything else):
 # "ok 3 name", "ok 3 name # SKIP", "not ok 3 name # exit=1".
@@ -96,13 +96,6 @@ def load(run):
         log = (run / "console.log").read_text(errors="replace").splitlines()
     reports = kernel_reports("\n".join(log))
     return dict(categories=cats, reports=reports, done="@@@ done" in text)
-
-
-def strip(report):
-    """A report without its timestamp and its task/CPU/pid specifics, for
-    comparing base and series."""
-    r = re.sub(r"^\s*\[\s*\d+\.\d+\]\s*", "", report)
-    return re.sub(r"\b(pid|PID|CPU|cpu)[: ]\s*\d+|\b0x[0-9a-f]+\b|\+0x[0-9a-f]+/0x[0-9a-f]+", "", r)
 
 
 def compare(base, series):
