@@ -100,9 +100,10 @@ check_settings
 	die "no FSTESTS=: make fstests FSTESTS=<path to an xfstests-dev checkout> (git clone git://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git)"
 [ -d "$FSTESTS" ] || die "FSTESTS=$FSTESTS is not a directory"
 FSTESTS=$(cd "$FSTESTS" && pwd)
-for f in check common/rc tests/generic; do
-	[ -e "$FSTESTS/$f" ] || die "FSTESTS=$FSTESTS is not an xfstests-dev checkout (no $f)"
+for f in check common/rc; do
+	[ -f "$FSTESTS/$f" ] || die "FSTESTS=$FSTESTS is not an xfstests-dev checkout (no $f)"
 done
+[ -d "$FSTESTS/tests/generic" ] || die "FSTESTS=$FSTESTS is not an xfstests-dev checkout (no tests/generic)"
 
 # split_setting NAME VALUE: the comma-separated words of VALUE (a setting), each
 # matching the extended regex $3, into the array words.

@@ -145,7 +145,10 @@ def fstests_sh(host, *args, **env):
     ({"FSTESTS": None}, "no FSTESTS=: make fstests FSTESTS=<path to an xfstests-dev checkout> "
                         "(git clone git://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git)"),
     ({"FSTESTS": "/nonexistent"}, "FSTESTS=/nonexistent is not a directory"),
-    ({"FSTESTS": "/"}, "is not an xfstests-dev checkout (no check)"),
+    # An empty directory, not "/": CI runs from /check/... (a directory
+    # named check at the root).
+    ({"FSTESTS": "{empty}"}, "is not an xfstests-dev checkout (no check)"),
+    ({"FSTESTS": "{checkdir}"}, "is not an xfstests-dev checkout (no check)"),
     ({"FSTESTS_FS": "ext4,nfs"}, "FSTESTS_FS: unknown file system 'nfs' (tmpfs ext4 xfs)"),
     ({"FSTESTS_FS": "ext4,ext4"}, "FSTESTS_FS: 'ext4' twice"),
     ({"FSTESTS_GROUP": "rw,nosuch"}, "FSTESTS_GROUP: no test of"),
@@ -166,6 +169,14 @@ def fstests_sh(host, *args, **env):
 ])
 @pytest.mark.parametrize("how", ["--check", "run"])
 def test_bad_input_fails_in_one_line_before_any_build(host, env, msg, how):
+    if env.get("FSTESTS") in ("{empty}", "{checkdir}"):
+        d = host["tmp"] / "not-a-checkout"
+        d.mkdir()
+        if env["FSTESTS"] == "{checkdir}":
+            # check is a directory, not the script
+            for f in ("check", "common/rc", "tests/generic"):
+                (d / f).mkdir(parents=True)
+        env = dict(env, FSTESTS=str(d))
     p = fstests_sh(host, *([how] if how != "run" else []), **env)
     assert p.returncode != 0
     assert msg in p.stderr
