@@ -23,7 +23,10 @@ use kernel::{
             ListLruGuard, //
         },
         lruvec::LruvecUnlocked,
-        memcg::mem_cgroup_disabled,
+        memcg::{
+            mem_cgroup_disabled,
+            MemCgroup, //
+        },
     },
     prelude::*,
     sync::rcu,
@@ -84,14 +87,18 @@ pub unsafe fn unqueue_batch(
     // a call and its return per batch around the scan, which this way is the body of the
     // exported function.
     let mut folios = batch.iter();
-    while let Some(folio) = folios.next() {
+    loop {
+        // The folios from this one on: a copy of two pointers.
+        let from = folios.clone();
+        let Some(folio) = folios.next() else {
+            return Unqueued::default();
+        };
         if may_be_queued(folio) {
             // SAFETY: The caller guarantees that the folios are charged. `folio` may be queued
             // (its link is not empty), so the queue was initialised.
-            return unsafe { unqueue_from(deferred_split_lru(), folio, folios, unlocked) };
+            return unsafe { unqueue_from(from, unlocked) };
         }
     }
-    Unqueued::default()
 }
 
 /// What [`unqueue_batch`] did.
@@ -113,28 +120,27 @@ fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
     folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
 }
 
-/// [`unqueue_batch`] from `first`, which may be queued, and the folios of the batch after it, on
-/// `lru`, the deferred split queue.
+/// [`unqueue_batch`] of `folios`, the batch's from the first that may be queued on.
 ///
 /// # Safety
 ///
-/// As for [`unqueue_batch`].
+/// As for [`unqueue_batch`], and the queue must be initialised.
 #[inline(never)]
 unsafe fn unqueue_from<'a>(
-    lru: &ListLru,
-    first: &'a Folio<Unreferenced>,
-    rest: impl Iterator<Item = &'a Folio<Unreferenced>>,
+    folios: impl Iterator<Item = &'a Folio<Unreferenced>>,
     _unlocked: &LruvecUnlocked,
 ) -> Unqueued {
+    // SAFETY: The caller guarantees that the queue is initialised. A static, not a parameter:
+    // its address is an immediate in the calls, not a register the loop keeps.
+    let lru = unsafe { deferred_split_lru() };
     let mut unqueued = Unqueued::default();
     let mut bad = false;
     // Keeps each folio's memcg alive while its sublist is locked, as C does: the guards borrow
-    // the memcgs from it. `first` may be queued, so it is always needed.
+    // the memcgs from it. The first folio may be queued, so it is always needed.
     let rcu = rcu::read_lock();
     let mut locked: Option<ListLruGuard<'_>> = None;
 
-    // `Iterator::` as the prelude's `Init` has a `chain()` too.
-    for folio in Iterator::chain(core::iter::once(first), rest) {
+    for folio in folios {
         if !may_be_queued(folio) {
             continue;
         }
@@ -154,16 +160,20 @@ unsafe fn unqueue_from<'a>(
         let guard = match &mut locked {
             Some(guard) if guard.is_for(nid, memcg) => guard,
             slot => {
-                // The previous sublist is unlocked before the next is locked.
-                *slot = None;
-                unqueued.locks += 1;
-                // A folio's node is a possible one: never `None` but for a corrupted folio,
-                // which is left queued, as C would oops on it.
-                let Some(guard) = lru.lock(nid, memcg) else {
-                    bad = true;
+                // A folio's node is a possible one: `None` only for a corrupted folio (C would
+                // oops on it). It cannot be taken off a list that cannot be locked: it stays
+                // linked, and is freed linked. Warn now, with no lock held, before the queue it
+                // corrupts is walked again.
+                let Some(guard) = relock(slot, lru, nid, memcg) else {
+                    kernel::do_once_lite! {
+                        warn_on!(true);
+                    }
                     continue;
                 };
-                slot.insert(guard)
+                // At most `FOLIO_BATCH_SIZE` of each count: `wrapping_add()` leaves out an
+                // overflow check that cannot fire, and its spill around the calls.
+                unqueued.locks = unqueued.locks.wrapping_add(1);
+                guard
             }
         };
         // SAFETY: The folio's link is either empty or on the sublist of its node and memcg (or,
@@ -184,7 +194,7 @@ unsafe fn unqueue_from<'a>(
                     )
                 };
             }
-            unqueued.folios += 1;
+            unqueued.folios = unqueued.folios.wrapping_add(1);
         }
     }
     drop(locked);
@@ -194,6 +204,23 @@ unsafe fn unqueue_from<'a>(
         }
     }
     unqueued
+}
+
+/// Drops the guard in `slot`, if any, then locks the sublist of `nid` and `memcg` of `lru` and
+/// puts its guard in `slot`: `None` if `nid` is not a possible node, with `slot` empty.
+///
+/// Out of line, as C's `list_lru_lock_irqsave()` is: a lock is taken once per run of folios, and
+/// inline its interrupt disabling would keep registers of the loop around it busy.
+#[inline(never)]
+fn relock<'g, 'a>(
+    slot: &'g mut Option<ListLruGuard<'a>>,
+    lru: &'a ListLru,
+    nid: i32,
+    memcg: Option<&'a MemCgroup>,
+) -> Option<&'g mut ListLruGuard<'a>> {
+    // The previous sublist is unlocked before the next is locked.
+    *slot = None;
+    Some(slot.insert(lru.lock(nid, memcg)?))
 }
 
 /// C entry point for `folio_batch_unqueue_deferred_split()`: see [`unqueue_batch`].

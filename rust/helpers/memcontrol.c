@@ -8,9 +8,9 @@ __rust_helper bool rust_helper_mem_cgroup_disabled(void)
 	return mem_cgroup_disabled();
 }
 
-__rust_helper struct mem_cgroup *rust_helper_folio_memcg(struct folio *folio)
+__rust_helper struct mem_cgroup *rust_helper_folio_memcg_check(struct folio *folio)
 {
-	return folio_memcg(folio);
+	return folio_memcg_check(folio);
 }
 
 __rust_helper bool rust_helper_folio_memcg_charged(struct folio *folio)

@@ -122,7 +122,7 @@ unsafe impl AlwaysRefCounted for Folio<Referenced> {
         // SAFETY: By the type invariants, the folio is valid and its reference count not zero.
         let count = unsafe { bindings::folio_ref_inc_return(self.as_raw()) };
         if count <= 0 {
-            self.saturate_ref(count == i32::MIN);
+            self.saturate_ref(count);
         }
     }
 
@@ -134,21 +134,25 @@ unsafe impl AlwaysRefCounted for Folio<Referenced> {
 }
 
 impl Folio<Referenced> {
-    /// Saturates a reference count that is negative after an increment: the folio is leaked,
-    /// never freed, as `refcount_t` does. `wrapped` says that this increment is the one that
-    /// overflowed the count (from `i32::MAX`), and only then does it warn: the increments of a
-    /// count saturated before set it back silently.
+    /// Saturates `count`, a reference count that is negative or zero after an increment: the
+    /// folio is leaked, never freed, as `refcount_t` does. It warns as `refcount_t` does, on the
+    /// increment that overflowed the count (from `i32::MAX`) and on an increment of a count
+    /// that puts made negative (near zero: a put too many, in C); the increments of a count
+    /// saturated before set it back silently.
     #[cold]
     #[inline(never)]
-    fn saturate_ref(&self, wrapped: bool) {
+    fn saturate_ref(&self, count: i32) {
         // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
         // lost to this store: the count stays far from zero either way.
         unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
-        if wrapped {
-            // With the backtrace of the reference taken, as `refcount_t` warns: the later
-            // reports (GUP's test of a count below zero) would point elsewhere. Once per folio
-            // that overflows, not once for all: each overflow is another folio leaked.
+        // With the backtrace of the reference taken, as `refcount_t` warns: the later reports
+        // (GUP's test of a count below zero) would point elsewhere. Once per folio, not once
+        // for all: each is another folio leaked.
+        if count == i32::MIN {
             crate::pr_err!("folio reference count overflow: the folio is leaked\n");
+            crate::warn_on!(true);
+        } else if count > REF_SATURATED / 2 {
+            crate::pr_err!("folio reference count underflow: the folio is leaked\n");
             crate::warn_on!(true);
         }
     }
@@ -311,7 +315,7 @@ impl<S: RefState> Folio<S> {
 
 impl<S: RefState> Folio<S> {
     /// Returns the memory cgroup the folio is charged to, or `None` if it is not charged (always
-    /// without `CONFIG_MEMCG`): `folio_memcg()`.
+    /// without `CONFIG_MEMCG`): `folio_memcg_check()`.
     ///
     /// The memcg is borrowed from the RCU read lock `_rcu`, which keeps it from being freed, and
     /// not beyond it. A folio is charged through an objcg, whose memcg changes when the memcg is
@@ -325,10 +329,12 @@ impl<S: RefState> Folio<S> {
     /// valid for `'a`: an objcg and a memcg are freed only after a grace period.
     #[inline]
     pub fn memcg<'a>(&self, _rcu: &'a rcu::Guard) -> Option<&'a MemCgroup> {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, not a slab. `_rcu`
-        // is the RCU read lock that `obj_cgroup_memcg()` requires, and keeps the objcg read
-        // from the folio, stable binding or not, from being freed (`kfree_rcu()`).
-        let memcg = unsafe { bindings::folio_memcg(self.as_raw()) };
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio. `_rcu` is the RCU
+        // read lock that `obj_cgroup_memcg()` requires, and keeps the objcg read from the folio,
+        // stable binding or not, from being freed (`kfree_rcu()`). `folio_memcg_check()`, not
+        // `folio_memcg()`: it reads `memcg_data` once (`READ_ONCE()`), as a binding that is not
+        // stable may change under it.
+        let memcg = unsafe { bindings::folio_memcg_check(self.as_raw()) };
         // SAFETY: A memory cgroup is freed only after a grace period, which `_rcu` holds off for
         // `'a`.
         NonNull::new(memcg).map(|memcg| unsafe { MemCgroup::from_raw(memcg.as_ptr()) })
@@ -400,6 +406,32 @@ mod tests {
         // count. The first overflows and warns; the second finds the count saturated and sets
         // it back without another warning.
         core::mem::forget(folio.clone());
+        core::mem::forget(folio.clone());
+        let count = folio.ref_count();
+        // SAFETY: As above.
+        unsafe { bindings::folio_set_count(folio.as_raw(), 1) };
+        // SAFETY: `suppressed` is null or the handle that `kunit_start_suppress_warning()` gave.
+        let warned = unsafe {
+            let warned = bindings::kunit_suppressed_warning_count(suppressed);
+            bindings::kunit_end_suppress_warning(test, suppressed);
+            warned
+        };
+        assert_eq!(count, REF_SATURATED);
+        assert_eq!(warned, 1);
+        Ok(())
+    }
+
+    /// A reference taken on a count that a put too many made negative (a C double put) warns,
+    /// as `refcount_t` warns on an increment from zero, and saturates the count.
+    #[test]
+    fn ref_underflow_warns() -> Result {
+        let folio = Folio::alloc(GFP_KERNEL, 0)?;
+        // SAFETY: A KUnit test is running in this thread.
+        let test = unsafe { bindings::kunit_get_current_test() };
+        // SAFETY: As in `ref_overflow_saturates`.
+        let suppressed = unsafe { bindings::kunit_start_suppress_warning(test) };
+        // SAFETY: As in `ref_overflow_saturates`: nobody else can take a reference to `folio`.
+        unsafe { bindings::folio_set_count(folio.as_raw(), -1) };
         core::mem::forget(folio.clone());
         let count = folio.ref_count();
         // SAFETY: As above.

@@ -147,16 +147,18 @@ impl<S: RefState> FolioBatch<S> {
     /// ```
     ///
     /// A batch whose count is above [`FOLIO_BATCH_SIZE`], which the type invariants forbid (a
-    /// bad batch from C), warns and yields no folio: this one compare per batch keeps it from
-    /// being read past its array.
+    /// bad batch from C), warns once and yields no folio: this one compare per batch keeps it
+    /// from being read past its array.
     #[inline]
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio<S>> + '_ {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio<S>> + Clone + '_ {
         // SAFETY: By the type invariants, `inner` is valid.
         let folios = unsafe { &(*self.as_raw()).folios };
         let folios = match folios.get(..self.len()) {
             Some(folios) => folios,
             None => {
-                crate::warn_on!(true);
+                crate::do_once_lite! {
+                    crate::warn_on!(true);
+                }
                 &[]
             }
         };

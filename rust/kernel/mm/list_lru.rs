@@ -305,7 +305,8 @@ mod tests {
                     self.one.as_ptr(),
                     item,
                     self.nid,
-                    // The memcg asked for (the tests ask for none): its shrinker bit is set.
+                    // The memcg asked for, whose shrinker bit `__list_lru_add()` sets; after a
+                    // reparenting the sublist locked is an ancestor's. The tests ask for none.
                     self.memcg,
                 )
             }
