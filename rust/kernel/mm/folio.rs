@@ -387,27 +387,25 @@ mod tests {
     use super::*;
     use crate::prelude::*;
 
-    /// A reference taken at the largest count saturates the count instead of wrapping it towards
-    /// zero, where the folio would be freed while referenced, and warns once: another reference
-    /// taken on the saturated count keeps it saturated, without a warning.
-    #[test]
-    fn ref_overflow_saturates() -> Result {
+    /// Sets the count of a new folio to `count`, takes `clones` references on it, and returns the
+    /// count after them and the warnings they gave. The references are not tracked: they are
+    /// given up with the count, which is set back to the folio's one reference before it is
+    /// freed.
+    fn clone_from_count(count: i32, clones: usize) -> Result<(i32, i32)> {
         let folio = Folio::alloc(GFP_KERNEL, 0)?;
         // SAFETY: A KUnit test is running in this thread.
         let test = unsafe { bindings::kunit_get_current_test() };
-        // SAFETY: No other suppression is active in this test; the warning expected below is
+        // SAFETY: No other suppression is active in this test; the warnings expected are
         // counted, not printed, until `kunit_end_suppress_warning()`.
         let suppressed = unsafe { bindings::kunit_start_suppress_warning(test) };
         // SAFETY: A folio that nobody else can take a reference to (not on an LRU list, not
         // mapped, in no cache: nothing finds it to try): its count may be anything until it is
         // set back to our one reference below.
-        unsafe { bindings::folio_set_count(folio.as_raw(), i32::MAX) };
-        // The saturated count does not track these references: they are given up with the
-        // count. The first overflows and warns; the second finds the count saturated and sets
-        // it back without another warning.
-        core::mem::forget(folio.clone());
-        core::mem::forget(folio.clone());
-        let count = folio.ref_count();
+        unsafe { bindings::folio_set_count(folio.as_raw(), count) };
+        for _ in 0..clones {
+            core::mem::forget(folio.clone());
+        }
+        let after = folio.ref_count();
         // SAFETY: As above.
         unsafe { bindings::folio_set_count(folio.as_raw(), 1) };
         // SAFETY: `suppressed` is null or the handle that `kunit_start_suppress_warning()` gave.
@@ -416,8 +414,15 @@ mod tests {
             bindings::kunit_end_suppress_warning(test, suppressed);
             warned
         };
-        assert_eq!(count, REF_SATURATED);
-        assert_eq!(warned, 1);
+        Ok((after, warned))
+    }
+
+    /// A reference taken at the largest count saturates the count instead of wrapping it towards
+    /// zero, where the folio would be freed while referenced, and warns once: another reference
+    /// taken on the saturated count keeps it saturated, without a warning.
+    #[test]
+    fn ref_overflow_saturates() -> Result {
+        assert_eq!(clone_from_count(i32::MAX, 2)?, (REF_SATURATED, 1));
         Ok(())
     }
 
@@ -425,25 +430,7 @@ mod tests {
     /// as `refcount_t` warns on an increment from zero, and saturates the count.
     #[test]
     fn ref_underflow_warns() -> Result {
-        let folio = Folio::alloc(GFP_KERNEL, 0)?;
-        // SAFETY: A KUnit test is running in this thread.
-        let test = unsafe { bindings::kunit_get_current_test() };
-        // SAFETY: As in `ref_overflow_saturates`.
-        let suppressed = unsafe { bindings::kunit_start_suppress_warning(test) };
-        // SAFETY: As in `ref_overflow_saturates`: nobody else can take a reference to `folio`.
-        unsafe { bindings::folio_set_count(folio.as_raw(), -1) };
-        core::mem::forget(folio.clone());
-        let count = folio.ref_count();
-        // SAFETY: As above.
-        unsafe { bindings::folio_set_count(folio.as_raw(), 1) };
-        // SAFETY: `suppressed` is null or the handle that `kunit_start_suppress_warning()` gave.
-        let warned = unsafe {
-            let warned = bindings::kunit_suppressed_warning_count(suppressed);
-            bindings::kunit_end_suppress_warning(test, suppressed);
-            warned
-        };
-        assert_eq!(count, REF_SATURATED);
-        assert_eq!(warned, 1);
+        assert_eq!(clone_from_count(-1, 1)?, (REF_SATURATED, 1));
         Ok(())
     }
 }
