@@ -39,7 +39,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import kernel_reports, report_key as strip, split_sections  # noqa: E402
+from results import (comparison_table, kernel_reports, report_key as strip,  # noqa: E402
+                     split_sections, verdict_sections)
 
 # A test line of check's output: the test, padded, then what came of it.
 TEST_LINE = re.compile(r"^(?P<test>[a-z0-9]+/\d{3}[A-Za-z0-9-]*)(?:\s+(?P<rest>.*?))?\s*$")
@@ -286,29 +287,10 @@ def render(cmp, base, series):
           "file system in turn, in the host's root over 9p. A regression is a test that passes on "
           "base and not on the series (or fails there where base did not run it).", "",
           "| file system | base | series |", "|---|---|---|"]
-    tot = {"base": {}, "series": {}}
-    for r in cmp["rows"]:
-        md.append(f"| {r['fs']} | {cell(r['base'])} | {cell(r['series'])} |")
-        for k in tot:
-            for st, n in r[k].items():
-                tot[k][st] = tot[k].get(st, 0) + n
-    md.append(f"| **all** | {cell(tot['base'])} | {cell(tot['series'])} |")
+    md += comparison_table(cmp["rows"], "fs", cell)
     if cmp["kernels"]["base"] or cmp["kernels"]["series"]:
         md += ["", f"Kernels: base `{cmp['kernels']['base']}`, series `{cmp['kernels']['series']}`."]
-    md += ["", f"## Regressions: {len(cmp['regressions'])}", ""]
-    md += [line(g) for g in cmp["regressions"]]
-    md += ["", f"## Failing on both (the base's): {len(cmp['base_failures'])}", ""]
-    md += [line(g) for g in cmp["base_failures"]]
-    if cmp["fixed"]:
-        md += ["", f"## Failing on base only: {len(cmp['fixed'])}", ""]
-        md += [line(g) for g in cmp["fixed"]]
-    md += ["", f"## Not run: {len(cmp['notrun'])}", ""]
-    md += [line(g) for g in cmp["notrun"]]
-    md += ["", f"## Kernel log reports on the series and not on base: {len(cmp['new_reports'])}", ""]
-    md += [f"- `{r.strip()}`" for r in cmp["new_reports"]]
-    if cmp["base_reports"]:
-        md += ["", f"Reports on base too ({len(cmp['base_reports'])}): "
-               + "; ".join(f"`{strip(r).strip()}`" for r in cmp["base_reports"][:5])]
+    md += verdict_sections(cmp, line, notrun=cmp["notrun"])
     for what, run in (("base", base), ("series", series)):
         if not run["done"]:
             md.append(f"\nThe {what} guest stopped before its init finished"

@@ -91,6 +91,43 @@ def report_key(report):
     return re.sub(r"\b(pid|PID|CPU|cpu)[: ]\s*\d+|\b0x[0-9a-f]+\b|\+0x[0-9a-f]+/0x[0-9a-f]+", "", r)
 
 
+def comparison_table(rows, key, cell):
+    """The rows of a base-against-series table (one per row[key], each side's
+    counts through cell()) and its line of totals (make vmtests, make fstests)."""
+    md = []
+    tot = {"base": {}, "series": {}}
+    for r in rows:
+        md.append(f"| {r[key]} | {cell(r['base'])} | {cell(r['series'])} |")
+        for k in tot:
+            for st, n in r[k].items():
+                tot[k][st] = tot[k].get(st, 0) + n
+    md.append(f"| **all** | {cell(tot['base'])} | {cell(tot['series'])} |")
+    return md
+
+
+def verdict_sections(cmp, line, notrun=None):
+    """The verdict of a base-against-series comparison (make vmtests, make
+    fstests): regressions, the base's failures, what fails on base only,
+    tests not run (when the suite has them), and the kernel log reports of
+    the series that base did not have. line() renders one test."""
+    md = ["", f"## Regressions: {len(cmp['regressions'])}", ""]
+    md += [line(g) for g in cmp["regressions"]]
+    md += ["", f"## Failing on both (the base's): {len(cmp['base_failures'])}", ""]
+    md += [line(g) for g in cmp["base_failures"]]
+    if cmp["fixed"]:
+        md += ["", f"## Failing on base only: {len(cmp['fixed'])}", ""]
+        md += [line(g) for g in cmp["fixed"]]
+    if notrun is not None:
+        md += ["", f"## Not run: {len(notrun)}", ""]
+        md += [line(g) for g in notrun]
+    md += ["", f"## Kernel log reports on the series and not on base: {len(cmp['new_reports'])}", ""]
+    md += [f"- `{r.strip()}`" for r in cmp["new_reports"]]
+    if cmp["base_reports"]:
+        md += ["", f"Reports on base too ({len(cmp['base_reports'])}): "
+               + "; ".join(f"`{report_key(r).strip()}`" for r in cmp["base_reports"][:5])]
+    return md
+
+
 def split_sections(text):
     """Map (kind, name) -> (lines, rc or None if the section never ended).
 

@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import kernel_reports, report_key as strip, split_sections  # noqa: E402
+from results import (comparison_table, kernel_reports, report_key as strip,  # noqa: E402
+                     split_sections, verdict_sections)
 
 # run_vmtests.sh's own lines (its TAP_PREFIX "# " is on everything else):
 # "ok 3 name", "ok 3 name # SKIP", "not ok 3 name # exit=1".
@@ -133,37 +134,19 @@ def cell(counts):
     return " ".join(f"{counts[k]} {k}" for k in order if counts.get(k)) or "-"
 
 
+def line(g):
+    return (f"- {g['category']}: `{g['test']}`: base {g['base']}, series {g['series']}"
+            + (f" ({'; '.join(g['why'])})" if g.get("why") else ""))
+
+
 def render(cmp, base, series):
     md = ["# Upstream's mm selftests (run_vmtests.sh): base 7.3.4 against the series", "",
           "One boot per kernel, the same configuration, one `run_vmtests.sh -t <category>` "
           "at a time under a time limit. A regression is a test that passes on base and not "
           "on the series.", "",
           "| category | base | series |", "|---|---|---|"]
-    for r in cmp["rows"]:
-        md.append(f"| {r['category']} | {cell(r['base'])} | {cell(r['series'])} |")
-    tot = {"base": {}, "series": {}}
-    for r in cmp["rows"]:
-        for k in tot:
-            for st, n in r[k].items():
-                tot[k][st] = tot[k].get(st, 0) + n
-    md.append(f"| **all** | {cell(tot['base'])} | {cell(tot['series'])} |")
-    md += ["", f"## Regressions: {len(cmp['regressions'])}", ""]
-    for g in cmp["regressions"]:
-        md.append(f"- {g['category']}: `{g['test']}`: base {g['base']}, series {g['series']}"
-                  + (f" ({'; '.join(g['why'])})" if g["why"] else ""))
-    md += ["", f"## Failing on both (the base's): {len(cmp['base_failures'])}", ""]
-    for g in cmp["base_failures"]:
-        md.append(f"- {g['category']}: `{g['test']}`: base {g['base']}, series {g['series']}"
-                  + (f" ({'; '.join(g['why'])})" if g["why"] else ""))
-    if cmp["fixed"]:
-        md += ["", f"## Failing on base only: {len(cmp['fixed'])}", ""]
-        for g in cmp["fixed"]:
-            md.append(f"- {g['category']}: `{g['test']}`: base {g['base']}, series {g['series']}")
-    md += ["", f"## Kernel log reports on the series and not on base: {len(cmp['new_reports'])}", ""]
-    md += [f"- `{r.strip()}`" for r in cmp["new_reports"]]
-    if cmp["base_reports"]:
-        md += ["", f"Reports on base too ({len(cmp['base_reports'])}): "
-               + "; ".join(f"`{strip(r).strip()}`" for r in cmp["base_reports"][:5])]
+    md += comparison_table(cmp["rows"], "category", cell)
+    md += verdict_sections(cmp, line)
     for what, run in (("base", base), ("series", series)):
         if not run["done"]:
             md.append(f"\nThe {what} guest stopped before its init finished.")
