@@ -214,8 +214,8 @@ static void one_lock_per_run(struct kunit *test)
 }
 
 /*
- * deferred_split_folio() on a queued folio: the early return must not lose
- * the partially mapped state of a folio first queued as possibly underused.
+ * deferred_split_folio() on a queued folio must not lose the partially
+ * mapped state of a folio first queued as possibly underused.
  */
 static void requeue_keeps_partially_mapped(struct kunit *test)
 {
@@ -229,7 +229,7 @@ static void requeue_keeps_partially_mapped(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, folio_test_partially_mapped(folio));
 	deferred_split_folio(folio, true);
 	KUNIT_EXPECT_TRUE(test, folio_test_partially_mapped(folio));
-	/* Queued and partially mapped: the lockless early return. */
+	/* Queued and partially mapped already: nothing changes. */
 	deferred_split_folio(folio, true);
 	KUNIT_EXPECT_TRUE(test, folio_test_partially_mapped(folio));
 	KUNIT_EXPECT_TRUE(test, dsk_queued(folio));

@@ -10,8 +10,9 @@
  *            the folios).
  *   partial: every thread faults in SIZE MiB as PMD THPs, then discards
  *            PIECES single pages of each THP with separate MADV_DONTNEED
- *            calls (seed 004's non-aligned MADV_DONTNEED): each call after
- *            the first finds the folio already queued.
+ *            calls (seed 004's non-aligned MADV_DONTNEED): rmap queues
+ *            the folio at the first; 7.3 makes no deferred_split_folio()
+ *            call for the others, the folio being partially mapped.
  *
  * Usage: deferred_split_bench free|partial THREADS ROUNDS SIZE_MB [PIECES]
  * Prints one JSON object: elapsed wall and system seconds, and "ops", the
