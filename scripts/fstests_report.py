@@ -228,7 +228,13 @@ def load(run):
 
 def compare(base, series):
     rows, regressions, base_failures, fixed, notrun = [], [], [], [], []
+    # The file systems the series run was asked for (its tests not reached
+    # are in it, as missing); one the base run had and this series run was
+    # not asked for (FSTESTS_FS= of another run) is not compared.
     fss = list(dict.fromkeys(list(base["filesystems"]) + list(series["filesystems"])))
+    if series["conf"].get("FSTESTS_FS"):
+        fss = [fs for fs in fss if fs in series["filesystems"]]
+    base_only = [fs for fs in base["filesystems"] if fs not in fss]
     for fs in fss:
         b = base["filesystems"].get(fs, {}).get("tests", {})
         s = series["filesystems"].get(fs, {}).get("tests", {})
@@ -255,7 +261,7 @@ def compare(base, series):
                 notrun=notrun, new_reports=new_reports, base_reports=base["reports"],
                 series_reports=series["reports"],
                 tests={fs: per_test(base, series, fs) for fs in fss},
-                kernels=dict(base=base["kernel"], series=series["kernel"]),
+                kernels=dict(base=base["kernel"], series=series["kernel"]), base_only=base_only,
                 done=dict(base=base["done"], series=series["done"]))
 
 
@@ -290,6 +296,9 @@ def render(cmp, base, series):
     md += comparison_table(cmp["rows"], "fs", cell)
     if cmp["kernels"]["base"] or cmp["kernels"]["series"]:
         md += ["", f"Kernels: base `{cmp['kernels']['base']}`, series `{cmp['kernels']['series']}`."]
+    if cmp["base_only"]:
+        md += ["", "Run on base only, not compared (the series run was not asked for them): "
+               + ", ".join(cmp["base_only"]) + "."]
     md += verdict_sections(cmp, line, notrun=cmp["notrun"])
     for what, run in (("base", base), ("series", series)):
         if not run["done"]:

@@ -510,6 +510,18 @@ def test_report_reads_check_output_where_the_xunit_report_stops(tmp_path):
     assert data["tests"]["ext4"]["generic/091"]["series"]["state"] == "crash"
 
 
+def test_report_compares_the_file_systems_the_series_run_was_asked_for(tmp_path):
+    """A series run of FSTESTS_FS=tmpfs against a base run of tmpfs and ext4:
+    ext4 is not compared (not a regression of every base test), and said so."""
+    series = copy_run(tmp_path, "base", "series-tmpfs")
+    conf = (series / "guest.conf").read_text()
+    (series / "guest.conf").write_text(conf.replace("FSTESTS_FS='tmpfs ext4'", "FSTESTS_FS='tmpfs'"))
+    p, data = report(tmp_path, FIXTURES / "base", series)
+    assert p.returncode == 0, p.stdout
+    assert data["base_only"] == ["ext4"] and [r["fs"] for r in data["rows"]] == ["tmpfs"]
+    assert "Run on base only, not compared" in (tmp_path / "out" / "fstests.md").read_text()
+
+
 def test_report_notrun_on_base_and_failing_on_series_is_a_regression(tmp_path):
     series = copy_run(tmp_path, "series")
     xml = (series / "ext4" / "result.xml").read_text()
