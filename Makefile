@@ -26,6 +26,11 @@
 #   FSTESTS=dir              make fstests: an xfstests-dev checkout (copied to build/fstests-src)
 #   FSTESTS_FS= FSTESTS_GROUP= FSTESTS_TESTS= FSTESTS_EXCLUDE= FSTESTS_VARIANTS=
 #   FSTESTS_TEST_LIMIT= FSTESTS_TIMEOUT= FSTESTS_DISK_SIZE=   make fstests (scripts/fstests.sh)
+#   SERIES=split|rcu-free    make series, series-b4, series-check: one mail series
+#                            of patches/mail.plan ("series:" lines)      [all]
+#   VERSION=N                make series: [PATCH vN] (one SERIES; needs a vN: section
+#                            in patches/changelog.<series>) [its newest section, else 1]
+#   MAIL_CC='A <a@x>, b@y'   make series: Cc them on every mail of the series
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -34,7 +39,7 @@ export CONFIG ACCEL SMP MEM TIMEOUT TESTS KERNEL_SRC KERNEL_TARBALL BUILD FORCE 
 	MATRIX RANDCONFIG_N RANDCONFIG_SEEDS W1_CONFIG EDIT_DIR COUNT WORKLOADS C2C_VCPUS ICOUNT_SHIFT \
 	VMTESTS VMTESTS_LIMIT VMTESTS_SKIP VMTESTS_VARIANTS \
 	FSTESTS FSTESTS_FS FSTESTS_GROUP FSTESTS_TESTS FSTESTS_EXCLUDE FSTESTS_VARIANTS \
-	FSTESTS_TEST_LIMIT FSTESTS_TIMEOUT FSTESTS_DISK_SIZE
+	FSTESTS_TEST_LIMIT FSTESTS_TIMEOUT FSTESTS_DISK_SIZE SERIES MAIL_CC
 
 S := scripts
 
@@ -114,13 +119,13 @@ bench: kselftests ## Base vs series benchmarks (perf kernels): build/bench/ (COU
 plugin-test: settings ## The tcg-bench QEMU plugin's own tests (cargo test, programs under qemu-x86_64).
 	@TCG_PLUGIN_OUT="$${BUILD:-build}/tcg-plugin" $(S)/bench/tcg-plugin/test.sh
 
-series: base ## Export the mail series (patches/mail.plan) to build/series/.
+series: base ## Export the mail series of patches/mail.plan (SERIES=: one) to build/series/<series>/.
 	@$(S)/series.sh
 
-series-b4: series ## The series as `b4 send` would send it (b4's dry run, offline): build/series-b4/.
+series-b4: series ## The series as `b4 send` would send them (b4's dry run, offline): build/series-b4/<series>/.
 	@$(S)/series_b4.sh
 
-series-check: series tree ## Apply the mails with git am; checkpatch and build each step; clippy, rustfmt, rustdoc.
+series-check: series tree ## Apply the mails with git am; checkpatch and build each step; clippy, rustfmt, rustdoc (SERIES=: one).
 	@$(S)/series_check.sh
 
 edit: base ## The series as a git branch in build/edit (one commit per mail) to change with git.
@@ -146,5 +151,5 @@ distclean: ## Remove everything generated (build/).
 	rm -rf "$${BUILD:-build}"
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
 	@sed -n '/^# Settings/,/^$$/p' $(MAKEFILE_LIST) | sed 's/^# \{0,1\}//'

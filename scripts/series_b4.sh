@@ -1,30 +1,47 @@
 #!/usr/bin/env bash
 # `make series-b4`: the mail series of `make series` as `b4 send` would
-# send it, written to SERIES_B4_OUT (build/series-b4) by b4's own dry run
-# (`b4 send -o`: nothing is sent, nothing is looked up on the network).
+# send them, written to SERIES_B4_OUT/<name> (build/series-b4/<name>) by
+# b4's own dry run (`b4 send -o`: nothing is sent, nothing is looked up on
+# the network).
 #
-# b4 (PyPI, the version pinned below) is installed into build/b4-venv. In
-# build/series-git the branch of `make series` is enrolled with
-# `b4 prep -e` as b4/series (cover letter kept in the branch description,
-# revision VERSION, To/Cc from `b4 prep --auto-to-cc`, which runs
-# get_maintainer.pl), and the mails b4 writes are checked against
-# build/series: the same patches in the same order, the same base-commit.
+# SERIES=NAME does one series of patches/mail.plan, all by default. b4
+# (PyPI, the version pinned below) is installed into build/b4-venv. In
+# build/series-git each series of `make series` (refs/series/<name>) is
+# enrolled with `b4 prep -e` as branch b4/<name> (cover letter kept in the
+# branch description, its version and its RFC prefix, To/Cc from
+# `b4 prep --auto-to-cc`, which runs get_maintainer.pl on the series);
+# a series after the first gets the patch-ids of the series before it and
+# the base as its b4 prerequisites (b4 prep --edit-deps). The mails b4
+# writes are checked against build/series/<name>: the same patches in the
+# same order, the same base-commit and prerequisite-patch-id lines.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 B4_VERSION=0.16.0
-VERSION=$(series_version)
 out=${SERIES_B4_OUT:-$BUILD/series-b4}
-series=${SERIES_OUT:-$BUILD/series}
+series_out=${SERIES_OUT:-$BUILD/series}
 repo=$BUILD/series-git
-cover=$BUILD/series-cover.txt
 venv=$BUILD/b4-venv
 need git python3
+[ -z "${VERSION:-}" ] || series_version >/dev/null
 
-{ git -C "$repo" rev-parse -q --verify series >/dev/null 2>&1 && [ -f "$cover" ]; } ||
-	die "no series in $repo; run 'make series' first"
-mapfile -t mails < <(find "$series" -maxdepth 1 -name "v$VERSION-*.patch" | sort)
-[ ${#mails[@]} -gt 1 ] || die "no v$VERSION mails in $series; run 'make series VERSION=$VERSION'"
+plan_dir=$(mktemp -d)
+trap 'rm -rf "$plan_dir"' EXIT
+"$TOP/scripts/mail_plan.py" "$TOP/patches/mail.plan" "$plan_dir" >/dev/null || exit 1
+mapfile -t all < <(awk '{ print $1 }' "$plan_dir/series")
+selected=("${all[@]}")
+if [ -n "${SERIES:-}" ]; then
+	printf '%s\n' "${all[@]}" | grep -qxF -- "$SERIES" ||
+		die "unknown SERIES '$SERIES' (patches/mail.plan has: ${all[*]})"
+	selected=("$SERIES")
+fi
+[ -z "${VERSION:-}" ] || [ ${#selected[@]} = 1 ] ||
+	die "VERSION=$VERSION: say which series it is for (SERIES=${all[0]}, ...)"
+for s in "${selected[@]}"; do
+	{ git -C "$repo" rev-parse -q --verify "refs/series/$s" >/dev/null 2>&1 &&
+		[ -f "$BUILD/series-cover.$s.txt" ] && ls "$series_out/$s"/*.patch >/dev/null 2>&1; } ||
+		die "no series $s in $repo and $series_out/$s; run 'make series'"
+done
 
 if [ "$("$venv/bin/b4" --version 2>/dev/null)" != "$B4_VERSION" ]; then
 	step "series-b4: installing b4 $B4_VERSION into $venv"
@@ -35,41 +52,65 @@ if [ "$("$venv/bin/b4" --version 2>/dev/null)" != "$B4_VERSION" ]; then
 	"$venv/bin/pip" install -q "b4==$B4_VERSION" || die "pip could not install b4==$B4_VERSION"
 fi
 b4() { (cd "$repo" && "$venv/bin/b4" "$@"); }
-
-# A fresh b4 branch of the series, every run (b4 keeps its state in the
-# branch and its config).
-git -C "$repo" checkout -q -f -B b4/series series
-git -C "$repo" branch -q -f b4/base series-base
-git -C "$repo" config --remove-section branch.b4/series 2>/dev/null || true
 git -C "$repo" config b4.prep-cover-strategy branch-description
-b4 prep -e b4/base >/dev/null 2>&1 || die "b4 prep -e failed (run it in $repo to see why)"
-[ "$VERSION" = 1 ] || b4 prep --force-revision "$VERSION" >/dev/null 2>&1 ||
-	die "b4 prep --force-revision $VERSION failed"
-git -C "$repo" config branch.b4/series.description "$(cat "$cover")"
-b4 prep --auto-to-cc >/dev/null 2>&1 || die "b4 prep --auto-to-cc failed"
 
-# b4 send refuses its default (web) endpoint without signing; an SMTP
-# server that is never used keeps the dry run offline and unsigned.
-rm -rf "$out"
-GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=sendemail.smtpserver GIT_CONFIG_VALUE_0=/bin/false \
-	b4 send --no-sign -o "$out" >"$LOGS/series-b4.log" 2>&1 ||
-	die "b4 send -o failed; see $LOGS/series-b4.log"
+# The trailer lines of a cover letter ($1) that say what it applies to.
+base_lines() { grep -E '^(base-commit|prerequisite-patch-id): ' "$1" || true; }
+# The subjects of mails, without their [PATCH ...] prefix.
+subjects() { sed -n '/^Subject:/{:a;N;/\n[^ ]/!ba;s/\n[^ ].*//;s/\n */ /g;p}' "$@" | sed 's/^Subject: \[[^]]*\] //'; }
+# The addresses of header $1 of mail $2.
+addresses() { sed -n "/^$1:/,/^[A-Z][a-zA-Z-]*: /p" "$2" | grep -o '<[^>]*>\|[^ ,<]*@[^ ,>]*' | sort -u | wc -l; }
 
-# The same patches, in the same order, on the same base.
-subjects() { sed -n '/^Subject:/{:a;N;/\n[^ ]/!ba;s/\n[^ ].*//;s/\n */ /g;p}' "$@" | sed 's/^Subject: \[PATCH[^]]*\] //'; }
-mapfile -t emls < <(find "$out" -maxdepth 1 -name '*.eml' | sort)
-[ ${#emls[@]} = ${#mails[@]} ] || die "b4 wrote ${#emls[@]} mails, make series ${#mails[@]}"
-diff <(for m in "${mails[@]}"; do subjects "$m"; done) <(for m in "${emls[@]}"; do subjects "$m"; done) >&2 ||
-	die "b4's subjects differ from those of make series (above: < make series, > b4)"
-base=$(sed -n 's/^base-commit: //p' "${mails[0]}")
-{ [ -n "$base" ] && grep -q "^base-commit: $base" "${emls[0]}"; } ||
-	die "b4's cover letter does not carry base-commit: $base"
-prefix=PATCH
-[ "$VERSION" = 1 ] || prefix+=" v$VERSION"
-grep -q "^Subject: \[$prefix 00/" "${emls[0]}" || die "b4's cover letter is not [$prefix 00/..]"
-# The addresses of header $1 of the cover letter.
-addresses() { sed -n "/^$1:/,/^[A-Z][a-zA-Z-]*: /p" "${emls[0]}" | grep -o '<[^>]*>\|[^ ,<]*@[^ ,>]*' | sort -u | wc -l; }
-to=$(addresses To)
-cc=$(addresses Cc)
-step "series-b4: ${#emls[@]} mails as b4 $B4_VERSION would send them (To: $to, Cc: $cc) in $out"
-echo "Send them with: cd $repo && git checkout b4/series && $venv/bin/b4 send (or git send-email $series/*.patch)"
+start=series-base
+for s in "${all[@]}"; do
+	prev_start=$start
+	start=refs/series/$s
+	case " ${selected[*]} " in *" $s "*) ;; *) continue ;; esac
+	read -r _ _ _ rfc < <(awk -v s="$s" '$1 == s' "$plan_dir/series")
+	version=${VERSION:-$("$TOP/scripts/cover_letter.py" --version "$TOP/patches/changelog.$s")}
+	mapfile -t mails < <(find "$series_out/$s" -maxdepth 1 -name '*.patch' | sort)
+
+	# A fresh b4 branch of the series, every run (b4 keeps its state in the
+	# branch and its config).
+	git -C "$repo" checkout -q -f -B "b4/$s" "refs/series/$s"
+	git -C "$repo" branch -q -f "b4/base-$s" "$prev_start"
+	git -C "$repo" config --remove-section "branch.b4/$s" 2>/dev/null || true
+	b4 prep -e "b4/base-$s" >/dev/null 2>&1 || die "b4 prep -e failed (run it in $repo to see why)"
+	[ "$version" = 1 ] || b4 prep --force-revision "$version" >/dev/null 2>&1 ||
+		die "b4 prep --force-revision $version failed"
+	[ "$rfc" != rfc ] || b4 prep --set-prefixes RFC >/dev/null 2>&1 || die "b4 prep --set-prefixes RFC failed"
+	git -C "$repo" config "branch.b4/$s.description" "$(cat "$BUILD/series-cover.$s.txt")"
+	if [ "$prev_start" != series-base ]; then
+		# The series before this one, as b4 prerequisites: their patch-ids,
+		# then the base they and this series apply to.
+		deps=$plan_dir/deps-$s
+		git -C "$repo" format-patch --stdout "series-base..$prev_start" |
+			git -C "$repo" patch-id --stable | awk '{ print "patch-id: " $1 }' >"$deps"
+		echo "base-commit: $(git -C "$repo" rev-parse series-base)" >>"$deps"
+		GIT_EDITOR="cp $deps" b4 prep --edit-deps >/dev/null 2>&1 || die "b4 prep --edit-deps failed"
+	fi
+	b4 prep --auto-to-cc >/dev/null 2>&1 || die "b4 prep --auto-to-cc failed"
+
+	# b4 send refuses its default (web) endpoint without signing; an SMTP
+	# server that is never used keeps the dry run offline and unsigned.
+	rm -rf "${out:?}/$s" && mkdir -p "$out"
+	GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=sendemail.smtpserver GIT_CONFIG_VALUE_0=/bin/false \
+		b4 send --no-sign -o "$out/$s" >"$LOGS/series-b4-$s.log" 2>&1 ||
+		die "b4 send -o failed; see $LOGS/series-b4-$s.log"
+
+	# The same patches, in the same order, on the same base.
+	mapfile -t emls < <(find "$out/$s" -maxdepth 1 -name '*.eml' | sort)
+	[ ${#emls[@]} = ${#mails[@]} ] || die "$s: b4 wrote ${#emls[@]} mails, make series ${#mails[@]}"
+	diff <(subjects "${mails[@]}") <(subjects "${emls[@]}") >&2 ||
+		die "$s: b4's subjects differ from those of make series (above: < make series, > b4)"
+	want=$(base_lines "${mails[0]}")
+	{ [ -n "$want" ] && [ "$want" = "$(base_lines "${emls[0]}")" ]; } ||
+		die "$s: b4's cover letter does not carry the base-commit and prerequisite-patch-id lines of make series"
+	# b4 puts RFC after PATCH ([PATCH RFC]); git format-patch --rfc, before.
+	prefix=PATCH
+	[ "$rfc" != rfc ] || prefix+=" RFC"
+	[ "$version" = 1 ] || prefix+=" v$version"
+	grep -q "^Subject: \[$prefix 0*/" "${emls[0]}" || die "$s: b4's cover letter is not [$prefix 0/..]"
+	step "series-b4 $s: ${#emls[@]} mails as b4 $B4_VERSION would send them (To: $(addresses To "${emls[0]}"), Cc: $(addresses Cc "${emls[0]}")) in $out/$s"
+	echo "Send them with: cd $repo && git checkout b4/$s && $venv/bin/b4 send (or git send-email $series_out/$s/*.patch)"
+done

@@ -145,7 +145,9 @@ def parse_plan_text(text, what="mail.plan"):
 
 class Plan:
     """patches/mail.plan as its preamble and one raw span per block, so that a
-    block that does not change is written back byte for byte."""
+    block that does not change is written back byte for byte. The "series:"
+    lines (mail_plan.py) are not part of a span: each is written before the
+    first block of its series, wherever that block now is."""
 
     def __init__(self, text):
         self.text = text
@@ -153,11 +155,13 @@ class Plan:
         starts = [i for i, l in enumerate(lines) if l.startswith("patch:")]
         if not starts:
             raise Refuse("patches/mail.plan has no 'patch:' block")
-        self.preamble = "\n".join(lines[:starts[0]])
-        self.has_preamble = starts[0] > 0
+        # A block's text starts at its "series:" line, if it has one.
+        heads = [s - 1 if s > 0 and mail_plan.is_marker(lines, s - 1) else s for s in starts]
+        self.preamble = "\n".join(lines[:heads[0]])
+        self.has_preamble = heads[0] > 0
         self.spans, self.seps = [], []
         for k, s in enumerate(starts):
-            e = starts[k + 1] if k + 1 < len(starts) else len(lines)
+            e = heads[k + 1] if k + 1 < len(starts) else len(lines)
             span = lines[s:e]
             sep = []
             while span and span[-1] == "":
@@ -166,14 +170,19 @@ class Plan:
             self.seps.append(len(sep))
         self.blocks = parse_plan_text(text)
         assert len(self.blocks) == len(self.spans)
+        self.markers = {b["series"]: b["marker"] for b in self.blocks if b["marker"]}
 
     def render(self, new_blocks):
         """The plan text of `new_blocks`, [(block, raw span or None)]: the
-        preamble, then each block (its raw span if unchanged), the blank lines
+        preamble, then each block (its raw span if unchanged) after the
+        "series:" line of its series if it is the first of it, the blank lines
         between blocks as they were at that position."""
         text = self.preamble + "\n" if self.has_preamble else ""
         last = len(new_blocks) - 1
         for j, (b, raw) in enumerate(new_blocks):
+            if b["series"] in self.markers and (j == 0 or new_blocks[j - 1][0]["series"]
+                                                != b["series"]):
+                text += self.markers[b["series"]] + "\n"
             text += raw if raw is not None else render_block(b)
             if j < last:
                 sep = self.seps[j] if j < len(self.seps) - 1 else 1
@@ -685,6 +694,27 @@ def message_block(msg, ident, what):
     return subject, [l.rstrip() for l in body]
 
 
+def assign_series(new_blocks):
+    """Each block stays in the series of the plan block it was; a new one
+    joins the series of the block before it (the first, of the block after
+    it). A series must stay one run of blocks: a commit moved across a
+    "series:" line of mail.plan is refused (move the line in mail.plan)."""
+    known = [b["series"] for b, _ in new_blocks]
+    for k, (b, _) in enumerate(new_blocks):
+        if b["series"] is None:
+            before = [x for x in known[:k] if x is not None]
+            after = [x for x in known[k + 1:] if x is not None]
+            b["series"] = (before[-1:] or after[:1] or [mail_plan.DEFAULT_SERIES])[0]
+    runs = []
+    for b, _ in new_blocks:
+        if not runs or runs[-1] != b["series"]:
+            if b["series"] in runs:
+                raise Refuse(f"series {b['series']}: its commits are no longer together (one "
+                             f"moved across the 'series:' line of patches/mail.plan?): move "
+                             f"it back, or move that line in mail.plan first")
+            runs.append(b["series"])
+
+
 def slug(subject, taken):
     s = re.sub(r"[^a-z0-9_]+", "-", subject.lower()).strip("-")
     if len(s) > 60:
@@ -887,7 +917,7 @@ def cmd_absorb(a):
         me = ident or "series <series@localhost>"
         author = c["author"] if (c["author"] or "").lower() != me.lower() else None
         b = {"subject": subject, "files": files, "quilt": used_quilt, "body": body,
-             "notes": notes, "from": author}
+             "notes": notes, "from": author, "series": old[bs[0]]["series"] if bs else None}
         if author and f"{mail_plan.SOB}{author}" not in body:
             raise Refuse(f"{c['what']} is authored by {author}, whose message has no "
                          f"'Signed-off-by: {author}': add it if the patch is theirs")
@@ -895,6 +925,8 @@ def cmd_absorb(a):
         if len(bs) == 1 and block_key(b) == block_key(old[bs[0]]):
             raw_span = plan.spans[bs[0]]
         new_blocks.append((b, raw_span))
+
+    assign_series(new_blocks)
 
     # The new quilt patches' text: the old header, the old order of files.
     quilt_out = {}
@@ -940,7 +972,8 @@ def cmd_absorb(a):
     # Check: the plan reads back as meant, and the series rebuilt from what would be
     # written is the branch, commit by commit.
     reread = parse_plan_text(new_plan, "the new mail.plan")
-    if [block_key(b) for b in reread] != [block_key(b) for b, _ in new_blocks]:
+    if [(block_key(b), b["series"]) for b in reread] != \
+            [(block_key(b), b["series"]) for b, _ in new_blocks]:
         raise Refuse("the commit messages do not read back from mail.plan the same "
                      "(a line 'patch:', 'files:', 'quilt:' or '---' in a message?)")
 

@@ -255,6 +255,46 @@ def test_reorder(env, ws):
     assert sorted(plan.split("\n")) == sorted(old.split("\n"))
 
 
+def with_series_lines(ws):
+    """The plan's "series:" lines, as the repository has them (committed in
+    ws if HEAD's plan predates them)."""
+    plan = ws / "patches/mail.plan"
+    text = plan.read_text()
+    if "\nseries: split\n" not in text:
+        text = text.replace("\npatch: rust: kunit: add mark_skipped()\n",
+                            "\nseries: split\npatch: rust: kunit: add mark_skipped()\n", 1)
+        text = text.replace("\npatch: mm: add PG_rcu_free\n",
+                            "\nseries: rcu-free rfc\npatch: mm: add PG_rcu_free\n", 1)
+        plan.write_text(text)
+        git(ws, "commit", "-q", "-a", "-m", "series lines")
+
+
+def test_reword_the_first_block_of_a_series_keeps_its_series_line(env, ws):
+    with_series_lines(ws)
+    n = commit_of(env, "mm-add-pg_rcu_free.patch")
+    rebase_edit(env, n, "reword", editor="sed -i '3s/^/Reworded: /'")
+    absorb(env, ws)
+    assert status(ws) == ["M patches/mail.plan"]
+    plan = (ws / "patches/mail.plan").read_text()
+    assert "\n\nseries: rcu-free rfc\npatch: mm: add PG_rcu_free\n" in plan
+    assert "\n\nseries: split\npatch: rust: kunit: add mark_skipped()\n" in plan
+    d = git(ws, "diff", "-U0", "patches/mail.plan")
+    added = [l for l in d.split("\n") if l.startswith("+") and not l.startswith("+++")]
+    assert len(added) == 1 and added[0].startswith("+Reworded: "), d
+
+
+def test_refuses_a_commit_moved_across_a_series_line(env, ws):
+    with_series_lines(ws)
+    a = commit_of(env, "selftests-mm-add-deferred_split_stress.patch")
+    b = commit_of(env, "mm-add-pg_rcu_free.patch")
+    assert b == a + 1
+    ca, cb = env.commits[a - 1][:7], env.commits[b - 1][:7]
+    swap = (f"sed -i -e '/^pick {ca}/{{h;d}}' -e '/^pick {cb}/{{G}}'")
+    run(["git", "rebase", "-q", "-i", upstream(env, a)], env.edit,
+        env={"GIT_SEQUENCE_EDITOR": swap})
+    refused(env, ws, "series split: its commits are no longer together")
+
+
 def refused(env, ws, words):
     before = git(ws, "rev-parse", "HEAD")
     p = absorb(env, ws, check=False)
