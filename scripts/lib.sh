@@ -141,6 +141,21 @@ debian_mirror() {
 }
 
 # VERSION of the mail series (make series, make series-b4): a positive number.
+# select_series PLAN_DIR: the series of the plan that scripts/mail_plan.py
+# parsed into PLAN_DIR, in order, into the array all; those SERIES= asks
+# for (all of them without it) into the array selected. An unknown SERIES
+# dies naming the plan's.
+# shellcheck disable=SC2034 # all and selected are for the caller
+select_series() {
+	mapfile -t all < <(awk '{ print $1 }' "$1/series")
+	selected=("${all[@]}")
+	if [ -n "${SERIES:-}" ]; then
+		printf '%s\n' "${all[@]}" | grep -qxF -- "$SERIES" ||
+			die "unknown SERIES '$SERIES' (patches/mail.plan has: ${all[*]})"
+		selected=("$SERIES")
+	fi
+}
+
 series_version() {
 	local v=${VERSION:-1}
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "VERSION must be a positive number, not '$v'"

@@ -34,13 +34,7 @@ need git patch perl
 blocks=$(mktemp -d)
 trap 'rm -rf "$blocks"' EXIT
 n=$("$TOP/scripts/mail_plan.py" "$plan" "$blocks") || exit 1
-mapfile -t all < <(awk '{ print $1 }' "$blocks/series")
-selected=("${all[@]}")
-if [ -n "${SERIES:-}" ]; then
-	printf '%s\n' "${all[@]}" | grep -qxF -- "$SERIES" ||
-		die "unknown SERIES '$SERIES' (patches/mail.plan has: ${all[*]})"
-	selected=("$SERIES")
-fi
+select_series "$blocks"
 [ -z "${VERSION:-}" ] || [ ${#selected[@]} = 1 ] ||
 	die "VERSION=$VERSION: say which series it is for (SERIES=${all[0]}, ...)"
 declare -A version

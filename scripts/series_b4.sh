@@ -28,13 +28,7 @@ need git python3
 plan_dir=$(mktemp -d)
 trap 'rm -rf "$plan_dir"' EXIT
 "$TOP/scripts/mail_plan.py" "$TOP/patches/mail.plan" "$plan_dir" >/dev/null || exit 1
-mapfile -t all < <(awk '{ print $1 }' "$plan_dir/series")
-selected=("${all[@]}")
-if [ -n "${SERIES:-}" ]; then
-	printf '%s\n' "${all[@]}" | grep -qxF -- "$SERIES" ||
-		die "unknown SERIES '$SERIES' (patches/mail.plan has: ${all[*]})"
-	selected=("$SERIES")
-fi
+select_series "$plan_dir"
 [ -z "${VERSION:-}" ] || [ ${#selected[@]} = 1 ] ||
 	die "VERSION=$VERSION: say which series it is for (SERIES=${all[0]}, ...)"
 for s in "${selected[@]}"; do

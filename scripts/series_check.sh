@@ -45,13 +45,7 @@ need git perl
 plan_dir=$(mktemp -d)
 trap 'rm -rf "$plan_dir"' EXIT
 "$TOP/scripts/mail_plan.py" "$TOP/patches/mail.plan" "$plan_dir" >/dev/null || exit 1
-mapfile -t all < <(awk '{ print $1 }' "$plan_dir/series")
-selected=("${all[@]}")
-if [ -n "${SERIES:-}" ]; then
-	printf '%s\n' "${all[@]}" | grep -qxF -- "$SERIES" ||
-		die "unknown SERIES '$SERIES' (patches/mail.plan has: ${all[*]})"
-	selected=("$SERIES")
-fi
+select_series "$plan_dir"
 [ "$from" = 1 ] || [ ${#selected[@]} = 1 ] ||
 	die "FROM=$from: say which series it is a patch of (SERIES=${all[0]}, ...)"
 git -C "$repo" rev-parse -q --verify series-base >/dev/null 2>&1 ||
