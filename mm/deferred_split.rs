@@ -24,7 +24,7 @@ use kernel::{
         },
         lruvec::LruvecUnlocked,
         memcg::{
-            mem_cgroup_disabled,
+            self,
             MemCgroup, //
         },
     },
@@ -62,6 +62,10 @@ unsafe fn deferred_split_lru() -> &'static ListLru {
 /// lock its memcg names (the caller frees it next: left on the queue, it would be freed memory
 /// on a list), and warned about once, after the locks are dropped.
 ///
+/// A folio whose node is not a possible one (a corrupted folio: C would oops on it) cannot be
+/// taken off, as its sublist cannot be locked: it stays linked, is freed linked, and is warned
+/// about once, with no lock held.
+///
 /// Returns what it did: the folios taken off the queue and the lock round trips it took.
 ///
 /// The batch's folios have a reference count of zero (the type says so): nobody can queue them
@@ -82,10 +86,8 @@ pub unsafe fn unqueue_batch(
     unlocked: &LruvecUnlocked,
 ) -> Unqueued {
     // Most freed batches have nothing queued: look for the first folio that is without taking
-    // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`.
-    // A loop, not `Iterator::find()`: at `-Os` rustc leaves `find()`'s `try_fold()` out of line,
-    // a call and its return per batch around the scan, which this way is the body of the
-    // exported function.
+    // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`. (A loop,
+    // not `Iterator::find()`, which rustc may leave out of line at `-Os`.)
     let mut folios = batch.iter();
     loop {
         // The folios from this one on: a copy of two pointers.
@@ -120,7 +122,8 @@ fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
     folio.may_be_deferred_split() && !unsafe { folio.deferred_list_is_empty_racy() }
 }
 
-/// [`unqueue_batch`] of `folios`, the batch's from the first that may be queued on.
+/// [`unqueue_batch`] of `folios`: the batch's folios from the first that may be queued (that
+/// one included) to the end.
 ///
 /// # Safety
 ///
@@ -141,10 +144,11 @@ unsafe fn unqueue_from<'a>(
     let mut locked: Option<ListLruGuard<'_>> = None;
 
     for folio in folios {
+        // The first folio is tested again: that costs less than a loop that knows it passed.
         if !may_be_queued(folio) {
             continue;
         }
-        bad |= folio.ref_count() != 0 || (!mem_cgroup_disabled() && !folio.is_memcg_charged());
+        bad |= folio.ref_count() != 0 || (!memcg::is_disabled() && !folio.is_memcg_charged());
 
         let nid = folio.nid();
         // With a reference count of zero (the caller's contract: a folio that breaks it is the

@@ -205,16 +205,10 @@ impl PcpGuard {
         if self.closed().is_empty() || !self.closed_done() {
             return 0;
         }
-        let start = batch.len();
         // SAFETY: The batch is the deferred free's (the caller's, `free_done()`), which frees
         // its folios, and `closed`'s grace period has passed. The folios stay ours in the
         // batch, at a reference count of zero for good: nothing frees them but us.
-        unsafe { self.closed().move_to_batch(batch) };
-        let taken: c_ulong = batch
-            .iter()
-            .skip(start)
-            .map(|folio| folio.nr_pages() as c_ulong)
-            .sum();
+        let taken = unsafe { self.closed().move_to_batch(batch) } as c_ulong;
         // SAFETY: By the type invariants, `pcp` is valid and locked. As C counts (no panic of
         // an overflow check under the lock): the count covers these pages, added by `add()`.
         unsafe { (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_sub(taken) };

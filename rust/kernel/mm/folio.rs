@@ -105,23 +105,25 @@ unsafe impl Send for Folio<Referenced> {}
 // reads without a lock, or change the reference count atomically.
 unsafe impl Sync for Folio<Referenced> {}
 
-/// The reference count an overflowed one is set to, as `refcount_t` saturates
-/// (`REFCOUNT_SATURATED`, `INT_MIN / 2`): far from zero both ways, so that the folio leaks
-/// instead of being freed while it is still referenced.
+/// The reference count that a bad increment sets, as `refcount_t` saturates
+/// (`REFCOUNT_SATURATED`, `INT_MIN / 2`): far from zero both ways, so that the puts and gets
+/// that follow do not bring it back to zero.
 const REF_SATURATED: i32 = i32::MIN / 2;
 
 // SAFETY: By the type invariants, the reference count of a `Folio<Referenced>` is not zero, so
-// taking a reference is allowed and keeps the folio alive until the matching `folio_put()`. An
-// increment that overflows the count saturates it, so that it never reaches zero.
+// taking a reference is allowed and keeps the folio alive until the matching `folio_put()`.
 unsafe impl AlwaysRefCounted for Folio<Referenced> {
     #[inline]
     fn inc_ref(&self) {
-        // `folio_get()` checks for an overflow only with `CONFIG_DEBUG_VM`, but safe code can
-        // take any number of references (`mem::forget()` of `ARef` clones): check always, as
-        // `try_get_page()` does, by the sign of the count. One compare per reference taken.
+        // `folio_get()` checks the count only with `CONFIG_DEBUG_VM`, but safe code can take any
+        // number of references (`mem::forget()` of `ARef` clones): check always, as
+        // `refcount_inc()` does. The caller has a reference, so the count after ours is at
+        // least two; one or less is an increment from zero (the folio was freed: C put a
+        // reference it did not own), from a count that puts made negative (the same, puts
+        // further), or an overflow (from `i32::MAX`). One compare per reference taken.
         // SAFETY: By the type invariants, the folio is valid and its reference count not zero.
         let count = unsafe { bindings::folio_ref_inc_return(self.as_raw()) };
-        if count <= 0 {
+        if count <= 1 {
             self.saturate_ref(count);
         }
     }
@@ -134,27 +136,40 @@ unsafe impl AlwaysRefCounted for Folio<Referenced> {
 }
 
 impl Folio<Referenced> {
-    /// Saturates `count`, a reference count that is negative or zero after an increment: the
-    /// folio is leaked, never freed, as `refcount_t` does. It warns as `refcount_t` does, on the
-    /// increment that overflowed the count (from `i32::MAX`) and on an increment of a count
-    /// that puts made negative (near zero: a put too many, in C); the increments of a count
-    /// saturated before set it back silently.
+    /// Saturates `count`, a reference count of one or less after an increment, and says why in
+    /// `refcount_t`'s words: an overflow (the folio is leaked), an increment of zero (a use
+    /// after free: C put a reference it did not own, and the folio may already be another's),
+    /// or of a count that puts made negative. A count near the saturated value was saturated
+    /// before and reported then; it is set back without a report.
+    ///
+    /// Saturation is best effort, as it is for `refcount_t`: it keeps the count far from zero
+    /// against the gets and puts of references, but the page allocator sets the count of a page
+    /// it hands out, and `folio_ref_unfreeze()` sets the count of a frozen folio, whatever they
+    /// were. The report is what is certain.
+    ///
+    /// `refcount_t` warns once per kind for the whole kernel; this warns for each folio, as
+    /// each is another folio leaked or used after its free, and a folio's count is saturated
+    /// (quiet) after its first report.
     #[cold]
     #[inline(never)]
     fn saturate_ref(&self, count: i32) {
         // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
         // lost to this store: the count stays far from zero either way.
         unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
-        // With the backtrace of the reference taken, as `refcount_t` warns: the later reports
-        // (GUP's test of a count below zero) would point elsewhere. Once per folio, not once
-        // for all: each is another folio leaked.
-        if count == i32::MIN {
-            crate::pr_err!("folio reference count overflow: the folio is leaked\n");
-            crate::warn_on!(true);
-        } else if count > REF_SATURATED / 2 {
-            crate::pr_err!("folio reference count underflow: the folio is leaked\n");
-            crate::warn_on!(true);
+        if count.abs_diff(REF_SATURATED) < 1 << 28 {
+            return;
         }
+        // The message, then the warning with the backtrace of the reference taken (the later
+        // reports, GUP's test of a count below zero or the page allocator's of a bad page,
+        // would point elsewhere): Rust has no `WARN(cond, fmt)`, binder pairs them the same way.
+        if count == i32::MIN {
+            crate::pr_err!("folio refcount: saturated; leaking memory\n");
+        } else if count == 1 {
+            crate::pr_err!("folio refcount: addition on 0; use-after-free\n");
+        } else {
+            crate::pr_err!("folio refcount: underflow; use-after-free\n");
+        }
+        crate::warn_on!(true);
     }
 }
 
@@ -168,8 +183,8 @@ impl<S: RefState> Folio<S> {
     ///   that overlays `struct page`.
     /// - If `S` is [`Referenced`], its reference count must stay above zero for `'a`: the caller
     ///   owns a reference that nobody can freeze away (`folio_ref_freeze()` in reclaim and
-    ///   migration counts the page cache's references), or holds the folio lock, so that taking
-    ///   another reference ([`ARef`]) is always sound.
+    ///   migration counts the page cache's references), so that taking another reference
+    ///   ([`ARef`]) is always sound.
     /// - If `S` is [`Unreferenced`], its reference count must be zero for `'a`, and the caller
     ///   must be the path that frees it (or own it frozen).
     #[inline]
@@ -426,10 +441,18 @@ mod tests {
         Ok(())
     }
 
-    /// A reference taken on a count that a put too many made negative (a C double put) warns,
-    /// as `refcount_t` warns on an increment from zero, and saturates the count.
+    /// A reference taken on a count of zero (a folio that C freed under us: the increment
+    /// would revive it) warns as `refcount_t` warns on an addition on 0, and saturates the
+    /// count so that the folio is not freed a second time.
     #[test]
-    fn ref_underflow_warns() -> Result {
+    fn ref_from_zero_warns() -> Result {
+        assert_eq!(clone_from_count(0, 1)?, (REF_SATURATED, 1));
+        Ok(())
+    }
+
+    /// The same for a count that puts made negative, a put further (a C double put).
+    #[test]
+    fn ref_from_negative_warns() -> Result {
         assert_eq!(clone_from_count(-1, 1)?, (REF_SATURATED, 1));
         Ok(())
     }

@@ -147,21 +147,22 @@ impl<S: RefState> FolioBatch<S> {
     /// ```
     ///
     /// A batch whose count is above [`FOLIO_BATCH_SIZE`], which the type invariants forbid (a
-    /// bad batch from C), warns once and yields no folio: this one compare per batch keeps it
-    /// from being read past its array.
+    /// bad batch from C), warns once and yields the [`FOLIO_BATCH_SIZE`] folios of its array:
+    /// this one compare per batch keeps it from being read past its array, where C's loops
+    /// would read. It keeps the reads inside the array, not its entries valid: if C raised
+    /// the count past the folios it added, the entries past them are stale pointers, as they
+    /// are for C's loops. What the caller does with the batch's folios (such as taking them
+    /// off the deferred split queue before they are freed) is at least done to all of them.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &Folio<S>> + Clone + '_ {
         // SAFETY: By the type invariants, `inner` is valid.
         let folios = unsafe { &(*self.as_raw()).folios };
-        let folios = match folios.get(..self.len()) {
-            Some(folios) => folios,
-            None => {
-                crate::do_once_lite! {
-                    crate::warn_on!(true);
-                }
-                &[]
+        let folios = folios.get(..self.len()).unwrap_or_else(|| {
+            crate::do_once_lite! {
+                crate::warn_on!(true);
             }
-        };
+            folios
+        });
         folios.iter().map(|&folio| {
             // SAFETY: By the type invariants, none of the first `nr` entries is null. Saying so
             // keeps the compiler from testing each for null (`Option<&Folio>` has null as
@@ -255,6 +256,43 @@ mod tests {
         let view = unsafe { FolioBatch::<Referenced>::from_raw(batch.as_raw()) };
         assert_eq!(view.len(), 1);
         assert!(view.iter().all(|f| f.as_raw() == folio.as_raw()));
+        Ok(())
+    }
+
+    /// A batch whose count C left above the array's size yields the array's folios, not what
+    /// lies past it, and warns (once per boot).
+    #[test]
+    fn bad_count_stays_in_the_array() -> Result {
+        let folio = Folio::alloc(GFP_KERNEL, 0)?;
+        let mut batch = FolioBatch::<Referenced>::new();
+        for _ in 0..FOLIO_BATCH_SIZE {
+            // SAFETY: `folio` holds a reference until after the batch is dropped.
+            unsafe { batch.push(&folio)? };
+        }
+        // SAFETY: A KUnit test is running in this thread.
+        let test = unsafe { bindings::kunit_get_current_test() };
+        // SAFETY: No other suppression is active in this test; the warning expected is counted,
+        // not printed, until `kunit_end_suppress_warning()`.
+        let suppressed = unsafe { bindings::kunit_start_suppress_warning(test) };
+        // SAFETY: Breaks the type invariants on purpose, as a bad C batch would; nothing reads
+        // the batch but `iter()` until the count is set back.
+        unsafe { (*batch.as_raw()).nr = (FOLIO_BATCH_SIZE + 4) as u8 };
+        let (len, seen) = (batch.iter().len(), batch.iter().count());
+        let all_ours = batch.iter().all(|f| f.as_raw() == folio.as_raw());
+        // SAFETY: As above.
+        unsafe { (*batch.as_raw()).nr = FOLIO_BATCH_SIZE as u8 };
+        // SAFETY: `suppressed` is null or the handle that `kunit_start_suppress_warning()` gave.
+        let warned = unsafe {
+            let warned = bindings::kunit_suppressed_warning_count(suppressed);
+            bindings::kunit_end_suppress_warning(test, suppressed);
+            warned
+        };
+        assert_eq!(
+            (len, seen, all_ours),
+            (FOLIO_BATCH_SIZE, FOLIO_BATCH_SIZE, true)
+        );
+        // Once per boot: a second run of the suite is quiet.
+        assert!(warned <= 1);
         Ok(())
     }
 }

@@ -150,7 +150,8 @@ impl<S: RefState> FolioList<S> {
     }
 
     /// Moves folios from the head of the list to the tail of `batch`, in order, until the list
-    /// is empty or the batch full. Returns the number of folios moved.
+    /// is empty or the batch full. Returns the number of pages moved (of all the folios moved),
+    /// counted as they move: a caller that accounts pages needs no second pass over the batch.
     ///
     /// What owned the folios on the list owns them in the batch: the holder of the list, which
     /// must free them or put them on a list again (a batch that is dropped with folios in it
@@ -172,10 +173,11 @@ impl<S: RefState> FolioList<S> {
             };
             // SAFETY: By the type invariants, a folio on the list is valid, in state `S`, and
             // belongs to the holder of the list, whose batch (the caller's guarantee) holds it
-            // now and keeps it so: only the holder frees it or changes its state. The batch has
-            // space, so it takes it.
-            let _ = unsafe { batch.push(Folio::from_raw(folio.as_ptr())) };
-            moved += 1;
+            // now and keeps it so: only the holder frees it or changes its state.
+            let folio = unsafe { Folio::from_raw(folio.as_ptr()) };
+            moved += folio.nr_pages();
+            // SAFETY: As above; the batch has space, so it takes the folio.
+            let _ = unsafe { batch.push(folio) };
         }
         moved
     }
@@ -253,7 +255,8 @@ mod tests {
         unsafe { a.splice_tail(b) };
         assert!(b.is_empty());
 
-        // A batch with room for two: the third folio stays on the list.
+        // A batch with room for two: the third folio stays on the list. The pages are counted:
+        // one, four (the order-2 folio), then one.
         let mut batch = FolioBatch::<Referenced>::new();
         let filler = Folio::alloc(GFP_KERNEL, 0)?;
         for _ in 0..FOLIO_BATCH_SIZE - 2 {
@@ -261,7 +264,7 @@ mod tests {
             unsafe { batch.push(&filler)? };
         }
         // SAFETY: As above.
-        assert_eq!(unsafe { a.move_to_batch(&mut batch) }, 2);
+        assert_eq!(unsafe { a.move_to_batch(&mut batch) }, 5);
         assert!(!a.is_empty());
         let moved = raw(&batch);
         assert_eq!(

@@ -25,9 +25,10 @@
 //! a preemption count, an interrupt handler that takes the inner `SpinLockIrq` would get a second
 //! `&mut` to its data.) They are not `SpinLockIrq` itself: these locks live in C structures and
 //! are found and taken by C (`folio_lruvec_lock_irq()` retries when the folio's memcg changes
-//! under it, `list_lru_lock()` moves to a live ancestor of a dying memcg), so the helpers that
-//! take them are C's, with `spin_lock_irq_disable()` in place of `spin_lock_irq()`. On
-//! PREEMPT_RT, as there, interrupts stay enabled and the lock is a sleeping lock.
+//! under it, `list_lru_lock()` moves to a live ancestor of a dying memcg), so C takes them, with
+//! `folio_lruvec_lock_irq_disable()` and `list_lru_lock_irq_disable()`: those functions with
+//! `spin_lock_irq_disable()` in place of `spin_lock_irq()`. On PREEMPT_RT, as there, interrupts
+//! stay enabled and the lock is a sleeping lock.
 //!
 //! C header: [`include/linux/memcontrol.h`](srctree/include/linux/memcontrol.h)
 
@@ -117,10 +118,31 @@ impl LruvecUnlocked {
 /// the folio has no lruvec.
 #[inline]
 fn lock_folio_lruvec<S: RefState>(folio: &Folio<S>) -> Option<NonNull<bindings::lruvec>> {
-    // SAFETY: `folio` is valid. The helper tests that the folio has a lruvec (it is charged, or
-    // memory cgroups are off) in its retry loop, and returns null with nothing held if not.
+    // SAFETY: `folio` is valid. `folio_lruvec_lock_irq_disable()` tests that the folio has a
+    // lruvec (it is charged, or memory cgroups are off) in its retry loop, and returns null with
+    // nothing held if not.
     let lruvec = unsafe { bindings::folio_lruvec_lock_irq_disable(folio.as_raw()) };
     NonNull::new(lruvec)
+}
+
+/// Returns what lockdep knows of the lock of `lruvec`, as `lockdep_is_held()`: 1 held, 0 not
+/// held, -1 (`LOCK_STATE_UNKNOWN`) if lockdep is off (not built, or turned off by a taint).
+///
+/// # Safety
+///
+/// `lruvec` must be a valid `struct lruvec`.
+#[inline]
+unsafe fn lockdep_state(lruvec: *mut bindings::lruvec) -> i32 {
+    #[cfg(CONFIG_LOCKDEP)]
+    {
+        // SAFETY: The caller guarantees that `lruvec` is valid.
+        unsafe { bindings::lruvec_lock_is_held(lruvec) }
+    }
+    #[cfg(not(CONFIG_LOCKDEP))]
+    {
+        let _ = lruvec;
+        -1
+    }
 }
 
 /// A held lruvec lock (and the `rcu_read_lock()` that comes with it).
@@ -165,7 +187,7 @@ impl LruvecGuard<'_> {
     #[inline]
     pub fn may_be_held(&self) -> bool {
         // SAFETY: By the type invariants, the lruvec is valid.
-        unsafe { bindings::lruvec_lock_is_held(self.as_raw()) != 0 }
+        unsafe { lockdep_state(self.as_raw()) != 0 }
     }
 
     /// Makes sure the lock held is the one of `folio`'s lruvec: keeps it when the folio belongs
@@ -209,7 +231,7 @@ mod tests {
     use super::*;
     use crate::{
         mm::{
-            memcg::mem_cgroup_disabled,
+            memcg,
             node::nodes_with_memory, //
         },
         prelude::*,
@@ -249,7 +271,7 @@ mod tests {
     /// Whether lockdep knows the lock of `lruvec` is not held (lockdep may be off).
     fn known_unlocked(lruvec: *mut bindings::lruvec) -> bool {
         // SAFETY: The root memcg's lruvecs of the nodes live for ever.
-        unsafe { bindings::lruvec_lock_is_held(lruvec) == 0 }
+        unsafe { lockdep_state(lruvec) == 0 }
     }
 
     fn lockdep_on() -> bool {
@@ -299,7 +321,7 @@ mod tests {
     /// A folio that is not charged has no lruvec: C's lock would retry for ever.
     #[test]
     fn uncharged_folio_has_no_lruvec() -> Result {
-        if mem_cgroup_disabled() {
+        if memcg::is_disabled() {
             crate::kunit::mark_skipped(c"memory cgroups are disabled");
             return Ok(());
         }

@@ -57,7 +57,7 @@ impl MemCgroup {
 /// Returns whether the memory controller is disabled (`cgroup_disable=memory`, or no
 /// `CONFIG_MEMCG`): `mem_cgroup_disabled()`.
 #[inline]
-pub fn mem_cgroup_disabled() -> bool {
+pub fn is_disabled() -> bool {
     // SAFETY: Reads a static key; no requirements.
     unsafe { bindings::mem_cgroup_disabled() }
 }
