@@ -137,10 +137,12 @@ unsafe impl AlwaysRefCounted for Folio<Referenced> {
 
 impl Folio<Referenced> {
     /// Saturates `count`, a reference count of one or less after an increment, and says why in
-    /// `refcount_t`'s words: an overflow (the folio is leaked), an increment of zero (a use
-    /// after free: C put a reference it did not own, and the folio may already be another's),
-    /// or of a count that puts made negative. A count near the saturated value was saturated
-    /// before and reported then; it is set back without a report.
+    /// `refcount_t`'s words: an increment of zero ("addition on 0"; a use after free: C put a
+    /// reference it did not own, and the folio may already be another's), of a count that puts
+    /// made negative ("underflow"; the same, puts further), or an overflow ("saturated", the
+    /// folio is leaked: every other count, from `i32::MAX` past `i32::MIN`, by one or by C's
+    /// larger additions such as `GUP_PIN_COUNTING_BIAS`). A count near the saturated value was
+    /// saturated before and reported then; it is set back without a report.
     ///
     /// Saturation is best effort, as it is for `refcount_t`: it keeps the count far from zero
     /// against the gets and puts of references, but the page allocator sets the count of a page
@@ -162,12 +164,12 @@ impl Folio<Referenced> {
         // The message, then the warning with the backtrace of the reference taken (the later
         // reports, GUP's test of a count below zero or the page allocator's of a bad page,
         // would point elsewhere): Rust has no `WARN(cond, fmt)`, binder pairs them the same way.
-        if count == i32::MIN {
-            crate::pr_err!("folio refcount: saturated; leaking memory\n");
-        } else if count == 1 {
+        if count == 1 {
             crate::pr_err!("folio refcount: addition on 0; use-after-free\n");
-        } else {
+        } else if count > REF_SATURATED / 2 {
             crate::pr_err!("folio refcount: underflow; use-after-free\n");
+        } else {
+            crate::pr_err!("folio refcount: saturated; leaking memory\n");
         }
         crate::warn_on!(true);
     }
@@ -402,6 +404,9 @@ mod tests {
     use super::*;
     use crate::prelude::*;
 
+    /// The warnings a bad reference gives: one, none without `CONFIG_BUG`.
+    const WARNS: i32 = cfg!(CONFIG_BUG) as i32;
+
     /// Sets the count of a new folio to `count`, takes `clones` references on it, and returns the
     /// count after them and the warnings they gave. The references are not tracked: they are
     /// given up with the count, which is set back to the folio's one reference before it is
@@ -437,7 +442,7 @@ mod tests {
     /// taken on the saturated count keeps it saturated, without a warning.
     #[test]
     fn ref_overflow_saturates() -> Result {
-        assert_eq!(clone_from_count(i32::MAX, 2)?, (REF_SATURATED, 1));
+        assert_eq!(clone_from_count(i32::MAX, 2)?, (REF_SATURATED, WARNS));
         Ok(())
     }
 
@@ -446,14 +451,25 @@ mod tests {
     /// count so that the folio is not freed a second time.
     #[test]
     fn ref_from_zero_warns() -> Result {
-        assert_eq!(clone_from_count(0, 1)?, (REF_SATURATED, 1));
+        assert_eq!(clone_from_count(0, 1)?, (REF_SATURATED, WARNS));
         Ok(())
     }
 
     /// The same for a count that puts made negative, a put further (a C double put).
     #[test]
     fn ref_from_negative_warns() -> Result {
-        assert_eq!(clone_from_count(-1, 1)?, (REF_SATURATED, 1));
+        assert_eq!(clone_from_count(-1, 1)?, (REF_SATURATED, WARNS));
+        Ok(())
+    }
+
+    /// A count that an addition larger than one wrapped (C's `GUP_PIN_COUNTING_BIAS`), far from
+    /// both zero and the saturated value, warns and saturates too.
+    #[test]
+    fn ref_wrapped_far_warns() -> Result {
+        assert_eq!(
+            clone_from_count(i32::MIN + 1000, 1)?,
+            (REF_SATURATED, WARNS)
+        );
         Ok(())
     }
 }
