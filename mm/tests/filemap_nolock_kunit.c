@@ -120,11 +120,11 @@ static long fnk_copied(void)
 }
 
 /* At least one read copied without a reference since @before, if counted. */
-#define FNK_EXPECT_COPIED(test, before)					\
-	do {								\
-		if ((before) >= 0)					\
-			KUNIT_EXPECT_GT(test, fnk_copied(), before);	\
-	} while (0)
+static void fnk_expect_copied(struct kunit *test, long before)
+{
+	if (before >= 0)
+		KUNIT_EXPECT_GT(test, fnk_copied(), before);
+}
 
 /* Whether the next read of the file may be tried without a reference. */
 static bool fnk_nolock(struct filemap_nolock_test *t)
@@ -243,7 +243,7 @@ static void filemap_nolock_read_hit(struct kunit *test)
 	char buf[16];
 
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 8), sizeof(buf));
-	FNK_EXPECT_COPIED(test, copied);
+	fnk_expect_copied(test, copied);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 8));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
 	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
@@ -293,7 +293,7 @@ static void filemap_nolock_read_learns(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
-	FNK_EXPECT_COPIED(test, copied);
+	fnk_expect_copied(test, copied);
 }
 
 /*
@@ -312,7 +312,7 @@ static void filemap_nolock_read_big_buffer(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, len, 0), FNK_SIZE);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, FNK_SIZE, 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
-	FNK_EXPECT_COPIED(test, copied);
+	fnk_expect_copied(test, copied);
 	KUNIT_EXPECT_TRUE(test, fnk_nolock(t));
 }
 
@@ -364,7 +364,7 @@ static void filemap_nolock_read_bounds(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), FNK_SIZE - 8), 8);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, 8, FNK_SIZE - 8));
-	FNK_EXPECT_COPIED(test, copied);
+	fnk_expect_copied(test, copied);
 	/* Nothing past the count returned. */
 	KUNIT_EXPECT_EQ(test, buf[8], 0x5a);
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
@@ -551,7 +551,8 @@ static void filemap_nolock_soft_offline_waits_unpoisoned(struct kunit *test)
 		kunit_skip(test, "soft offline is disabled");
 	/* Soft offline itself is filemap_nolock_waiting_page_soft_offline's. */
 	if (!left)
-		kunit_skip(test, "the folio did not leave the page cache within a second (soft offline: %d)",
+		kunit_skip(test,
+			   "the folio did not leave the page cache within a second (soft offline: %d)",
 			   so.ret);
 	KUNIT_EXPECT_EQ(test, so.ret, 0);
 	KUNIT_EXPECT_FALSE(test, poisoned);

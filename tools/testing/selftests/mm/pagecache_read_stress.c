@@ -398,7 +398,7 @@ static void block_sizes(int sizes[3])
 
 	if (ioctl(fd, BLKSSZGET, &sizes[0]) || ioctl(fd, BLKBSZGET, &sizes[2]))
 		ksft_exit_fail_perror("BLKSSZGET");
-	for (size_t i = 0; i < sizeof(larger) / sizeof(larger[0]) && !found; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(larger) && !found; i++) {
 		if (larger[i] <= sizes[0])
 			continue;
 		sizes[1] = larger[i];
