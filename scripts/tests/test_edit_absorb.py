@@ -140,6 +140,20 @@ def status(top):
     return sorted(f"{l[:2].strip()} {l[3:]}" for l in git(top, "status", "--porcelain").splitlines())
 
 
+def own_commit(env, room=0):
+    """The number (1-based) of the first commit after the first that is ours
+    (authored as the first commit is, not someone else's patch carried with
+    `from:`) and whose subject has `room` columns to spare under 75: the
+    tests that change a mail's author or subject pick it by that, not by its
+    place in the series, which changes as mails are added."""
+    first = git(env.edit, "log", "-1", "--format=%ae", env.commits[0]).strip()
+    for k, c in enumerate(env.commits[1:], start=2):
+        author, subject = git(env.edit, "log", "-1", "--format=%ae%n%s", c).split("\n")[:2]
+        if author == first and len(subject) + room <= 75:
+            return k
+    raise AssertionError("no commit of ours with a short enough subject")
+
+
 def rebase_edit(env, n, action="edit", editor=None):
     """git rebase -i with commit `n` (1-based) marked `action`."""
     c = env.commits[n - 1][:12]
@@ -192,7 +206,7 @@ def test_one_line_change_in_one_commit(env, ws):
 
 
 def test_reword_changes_only_the_plan(env, ws):
-    rebase_edit(env, 3, "reword",
+    rebase_edit(env, own_commit(env, room=len(" (reworded)")), "reword",
                 editor="sed -i '1s/$/ (reworded)/; 3s/^/Reworded: /'")
     absorb(env, ws)
     assert status(ws) == ["M patches/mail.plan"]
@@ -348,7 +362,8 @@ def test_refuses_a_message_with_gits_conflict_comment(env, ws):
 def test_author_becomes_from(env, ws):
     # Someone else's patch: absorb keeps its author as "from:", and make
     # edit makes the commit theirs again.
-    rebase_edit(env, 4)
+    n = own_commit(env)
+    rebase_edit(env, n)
     m = git(env.edit, "log", "-1", "--format=%B").rstrip("\n").split("\n")
     m.insert(len(m) - 1, "Signed-off-by: Ann Other <ann@example.org>")
     git(env.edit, "commit", "-q", "--amend", "--author=Ann Other <ann@example.org>",
@@ -357,12 +372,12 @@ def test_author_becomes_from(env, ws):
     absorb(env, ws)
     assert status(ws) == ["M patches/mail.plan"]
     plan = (ws / "patches/mail.plan").read_text()
-    subject = git(env.edit, "log", "-1", "--format=%s", env.commits[3]).strip()
+    subject = git(env.edit, "log", "-1", "--format=%s", env.commits[n - 1]).strip()
     assert f"patch: {subject}\nfrom: Ann Other <ann@example.org>\n" in plan
 
 
 def test_refuses_an_author_without_their_signoff(env, ws):
-    rebase_edit(env, 4)
+    rebase_edit(env, own_commit(env))
     git(env.edit, "commit", "-q", "--amend", "--no-edit", "--author=Ann Other <ann@example.org>")
     git(env.edit, "rebase", "--continue")
     msg = refused(env, ws, "is authored by Ann Other <ann@example.org>")
