@@ -16,8 +16,8 @@
 //!
 //! # Guards that disable interrupts
 //!
-//! [`LruvecGuard`] and [`ListLruGuard`](crate::mm::list_lru::ListLruGuard) hold a C spinlock
-//! with interrupts disabled the way [`SpinLockIrq`](crate::sync::SpinLockIrq) does:
+//! [`LruvecGuard`] and the guard of a `list_lru` sublist hold a C spinlock with interrupts
+//! disabled the way [`SpinLockIrq`](crate::sync::SpinLockIrq) does:
 //! `spin_lock_irq_disable()`, the counted interrupt disable (`local_interrupt_disable()`), so
 //! that guards, theirs and these, may be dropped in any order: interrupts come back on when the
 //! last one is dropped. (With `spin_unlock_irqrestore()`, dropping an outer guard first would
