@@ -33,6 +33,7 @@ struct filemap_nolock_test {
 	struct folio *folio;	/* the folio at index 0, a reference held */
 	unsigned int windows;	/* copies that reached the checks */
 	struct folio *copied;	/* the folio of the last of them */
+	unsigned int done;	/* copies that passed the checks */
 	void (*race)(struct filemap_nolock_test *t, struct folio *folio);
 };
 
@@ -48,6 +49,14 @@ static void filemap_nolock_window_stub(struct folio *folio)
 	t->windows++;
 	if (t->race)
 		t->race(t, folio);
+}
+
+/* After the checks, once the read is done: it was copied without a reference. */
+static void filemap_nolock_done_stub(size_t copied)
+{
+	struct filemap_nolock_test *t = kunit_get_current_test()->priv;
+
+	t->done++;
 }
 
 static const char * const filemap_nolock_fs[] = { "ramfs", "shmem" };
@@ -102,28 +111,21 @@ static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, lo
 }
 
 /*
- * The reads copied without a reference so far, by any task (the count of
- * debugfs lockless_reads_copied), or -1 without CONFIG_DEBUG_FS. The checks
- * after the copy come after the window stub: only this count tells a read
- * that passed them from one undone and read again by the normal path.
+ * The test's reads that were copied without a reference and passed the
+ * checks after the copy, which come after the window stub: only this count
+ * tells such a read from one undone and read again by the normal path.
  */
-static long fnk_copied(void)
+static unsigned int fnk_copied(struct kunit *test)
 {
-#ifdef CONFIG_DEBUG_FS
-	u64 copied;
+	struct filemap_nolock_test *t = test->priv;
 
-	filemap_nolock_copied_get(NULL, &copied);
-	return copied;
-#else
-	return -1;
-#endif
+	return t->done;
 }
 
-/* At least one read copied without a reference since @before, if counted. */
-static void fnk_expect_copied(struct kunit *test, long before)
+/* One read copied without a reference since @before. */
+static void fnk_expect_copied(struct kunit *test, unsigned int before)
 {
-	if (before >= 0)
-		KUNIT_EXPECT_GT(test, fnk_copied(), before);
+	KUNIT_EXPECT_EQ(test, fnk_copied(test), before + 1);
 }
 
 /* Whether the next read of the file may be tried without a reference. */
@@ -140,9 +142,6 @@ static int filemap_nolock_test_init(struct kunit *test)
 	loff_t pos = 0;
 	int i, ret;
 
-	/* Switched off, reads do not set PG_rcu_free: nothing to test. */
-	if (!static_key_enabled(&filemap_nolock_reads))
-		kunit_skip(test, "lockless reads switched off (debugfs filemap/lockless_reads)");
 	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
@@ -199,6 +198,8 @@ static int filemap_nolock_test_init(struct kunit *test)
 	test->priv = t;
 	kunit_activate_static_stub(test, filemap_read_nolock_window,
 				   filemap_nolock_window_stub);
+	kunit_activate_static_stub(test, filemap_read_nolock_done,
+				   filemap_nolock_done_stub);
 	return 0;
 
 put:
@@ -239,7 +240,7 @@ static void filemap_nolock_read_hit(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
 	int refs = folio_ref_count(t->folio);
-	long copied = fnk_copied();
+	unsigned int copied = fnk_copied(test);
 	char buf[16];
 
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 8), sizeof(buf));
@@ -270,7 +271,7 @@ static void filemap_nolock_read_unflagged(struct kunit *test)
 static void filemap_nolock_read_learns(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
-	long copied;
+	unsigned int copied;
 	char buf[16];
 
 	KUNIT_ASSERT_TRUE(test, fnk_nolock(t));
@@ -289,7 +290,7 @@ static void filemap_nolock_read_learns(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
 	KUNIT_EXPECT_TRUE(test, fnk_nolock(t));
 	/* The next read is copied without a reference. */
-	copied = fnk_copied();
+	copied = fnk_copied(test);
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
@@ -305,7 +306,7 @@ static void filemap_nolock_read_big_buffer(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
 	size_t len = 2 * FILEMAP_NOLOCK_MAX;
-	long copied = fnk_copied();
+	unsigned int copied = fnk_copied(test);
 	char *buf = kunit_kmalloc(test, len, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
@@ -359,7 +360,7 @@ static void filemap_nolock_read_readahead(struct kunit *test)
 static void filemap_nolock_read_bounds(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
-	long copied = fnk_copied();
+	unsigned int copied = fnk_copied(test);
 	char buf[32];
 
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), FNK_SIZE - 8), 8);
@@ -394,6 +395,7 @@ static void filemap_nolock_race_removed(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ret, sizeof(buf));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
 	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
+	KUNIT_EXPECT_EQ(test, t->done, 0);
 	KUNIT_EXPECT_NULL(test, READ_ONCE(t->folio->mapping));
 	/* The bytes of the folio the reader copied from are gone: a hole. */
 	KUNIT_EXPECT_TRUE(test, fnk_is_zero(buf, sizeof(buf)));
@@ -413,6 +415,7 @@ static void filemap_nolock_race_shrunk(struct kunit *test)
 	t->race = fnk_shrink;
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), 4);
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	KUNIT_EXPECT_EQ(test, t->done, 0);
 	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, 4, 0));
 }
@@ -431,52 +434,13 @@ static void filemap_nolock_race_not_uptodate(struct kunit *test)
 	t->race = fnk_not_uptodate;
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
+	KUNIT_EXPECT_EQ(test, t->done, 0);
 	KUNIT_EXPECT_PTR_EQ(test, t->copied, t->folio);
 	/*
 	 * The normal path takes the folio as not read in yet: ramfs reads it
 	 * in again and fills it with zeroes, shmem reads a hole.
 	 */
 	KUNIT_EXPECT_TRUE(test, fnk_is_zero(buf, sizeof(buf)));
-}
-
-/*
- * With the switch off, no read is copied without a reference; a folio
- * keeps PG_rcu_free, but a read of a hot folio does not set it: no new
- * reader needs the grace period. Switched on again, the normal path sets
- * it. The switch is put back as it was.
- */
-static void filemap_nolock_switch_off(struct kunit *test)
-{
-	struct filemap_nolock_test *t = test->priv;
-	bool was_on = static_key_enabled(&filemap_nolock_reads);
-	bool kept, flagged;
-	char buf[16], again[16];
-
-	static_branch_disable(&filemap_nolock_reads);
-	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
-	kept = folio_test_rcu_free(t->folio);
-	/*
-	 * No reader can hold the folio of the test's private file but this
-	 * one (which the switch keeps on the normal path): the flag may go.
-	 */
-	folio_clear_rcu_free(t->folio);
-	/* Not where the last read ended: the read marks the folio. */
-	t->file->f_ra.prev_pos = 0;
-	KUNIT_EXPECT_EQ(test, fnk_read(t, again, sizeof(again), 0), sizeof(again));
-	flagged = folio_test_rcu_free(t->folio);
-	static_branch_enable(&filemap_nolock_reads);
-	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
-	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(again, sizeof(again), 0));
-	KUNIT_EXPECT_EQ(test, t->windows, 0);
-	KUNIT_EXPECT_TRUE(test, kept);
-	KUNIT_EXPECT_FALSE(test, flagged);
-
-	t->file->f_ra.prev_pos = 0;
-	KUNIT_EXPECT_EQ(test, fnk_read(t, again, sizeof(again), 0), sizeof(again));
-	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(again, sizeof(again), 0));
-	KUNIT_EXPECT_TRUE(test, folio_test_rcu_free(t->folio));
-	if (!was_on)
-		static_branch_disable(&filemap_nolock_reads);
 }
 
 #ifdef CONFIG_MEMORY_FAILURE
@@ -571,7 +535,6 @@ static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_race_removed, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_shrunk, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_not_uptodate, filemap_nolock_fs_gen_params),
-	KUNIT_CASE_PARAM(filemap_nolock_switch_off, filemap_nolock_fs_gen_params),
 #ifdef CONFIG_MEMORY_FAILURE
 	KUNIT_CASE_PARAM(filemap_nolock_soft_offline_waits_unpoisoned,
 			 filemap_nolock_fs_gen_params),
