@@ -52,6 +52,12 @@ email=$(git config user.email || true)
 if [ -z "$name" ] || [ -z "$email" ]; then
 	die "set git config user.name and user.email: the patches are signed off by you"
 fi
+# Written anyway (the tests export with a placeholder), but not sendable:
+# the list replies to From: and the sign-off must name a person.
+case ${email##*@} in
+*.example | *.invalid | *.test | *.localhost | localhost | *noreply*)
+	step "series: warning: $name <$email> cannot receive replies; set git config user.name and user.email to yours before sending" ;;
+esac
 
 # Every added file and every quilt patch used once, the quilt patches in
 # the order of patches/series.

@@ -549,3 +549,11 @@ def test_series_check_and_b4_bad_series(small, script_name, env, error):
 def test_series_check_from_needs_one_series(small):
     p = small.run("series_check.sh", {"SERIES_CHECK_CONFIGS": "", "FROM": "2"})
     assert p.returncode != 0 and "FROM=2: say which series" in p.stderr
+
+
+def test_series_warns_of_a_sender_no_one_can_reply_to(small):
+    p = small.run("series.sh", {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.email",
+                                "GIT_CONFIG_VALUE_0": "someone@users.noreply.a-seed.example"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "cannot receive replies" in p.stdout + p.stderr
+    assert "cannot receive replies" not in small.first_stdout
