@@ -22,7 +22,6 @@ use kernel::{
             ListLru,
             ListLruGuard, //
         },
-        lruvec::LruvecUnlocked,
         memcg::{
             self,
             MemCgroup, //
@@ -70,10 +69,12 @@ unsafe fn deferred_split_lru() -> &'static ListLru {
 ///
 /// The batch's folios have a reference count of zero (the type says so): nobody can queue them
 /// again, and none of them can be on the shrinker's private list, where an unlocked scan may
-/// hold a folio it has a reference to (see `__folio_unqueue_deferred_split()`). The
-/// `&LruvecUnlocked` says that no lruvec lock is held (a rule about lock hold times, which the
-/// token documents at every call but does not prove). The queue is `deferred_split_lru`
-/// itself, not a parameter: taking a folio off a list is only sound on the list it is on.
+/// hold a folio it has a reference to (see `__folio_unqueue_deferred_split()`). The queue is
+/// `deferred_split_lru` itself, not a parameter: taking a folio off a list is only sound on the
+/// list it is on.
+///
+/// The caller holds no lruvec lock: the point of unqueueing a freed batch here is that the
+/// queue's lock round trips do not lengthen the lruvec lock's critical section.
 ///
 /// # Safety
 ///
@@ -81,10 +82,7 @@ unsafe fn deferred_split_lru() -> &'static ListLru {
 /// disabled): it says which sublist a folio is on, and the free paths uncharge a batch only after
 /// this. A folio already uncharged would be taken off its sublist under the root's lock.
 #[inline]
-pub unsafe fn unqueue_batch(
-    batch: &FolioBatch<Unreferenced>,
-    unlocked: &LruvecUnlocked,
-) -> Unqueued {
+pub unsafe fn unqueue_batch(batch: &FolioBatch<Unreferenced>) -> Unqueued {
     // Most freed batches have nothing queued: look for the first folio that is without taking
     // anything, as C checks inline before calling `__folio_unqueue_deferred_split()`. (A loop,
     // not `Iterator::find()`, which rustc may leave out of line at `-Os`.)
@@ -98,7 +96,7 @@ pub unsafe fn unqueue_batch(
         if may_be_queued(folio) {
             // SAFETY: The caller guarantees that the folios are charged. `folio` may be queued
             // (its link is not empty), so the queue was initialised.
-            return unsafe { unqueue_from(from, unlocked) };
+            return unsafe { unqueue_from(from) };
         }
     }
 }
@@ -129,10 +127,7 @@ fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
 ///
 /// As for [`unqueue_batch`], and the queue must be initialised.
 #[inline(never)]
-unsafe fn unqueue_from<'a>(
-    folios: impl Iterator<Item = &'a Folio<Unreferenced>>,
-    _unlocked: &LruvecUnlocked,
-) -> Unqueued {
+unsafe fn unqueue_from<'a>(folios: impl Iterator<Item = &'a Folio<Unreferenced>>) -> Unqueued {
     // SAFETY: The caller guarantees that the queue is initialised. A static, not a parameter:
     // its address is an immediate in the calls, not a register the loop keeps.
     let lru = unsafe { deferred_split_lru() };
@@ -247,10 +242,8 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
     // filled) have a reference count of zero, and that they
     // free them; it is not written elsewhere during this call.
     let batch = unsafe { FolioBatch::<Unreferenced>::from_raw(fbatch) };
-    // The caller holds no lruvec lock.
-    let unlocked = LruvecUnlocked::new();
     // SAFETY: The caller has not uncharged the folios yet.
-    unsafe { unqueue_batch(batch, &unlocked) };
+    unsafe { unqueue_batch(batch) };
 }
 
 #[cfg(CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST)]
@@ -402,10 +395,8 @@ mod tests {
             // batch is dropped.
             unsafe { batch.push(folio)? };
         }
-        // This test holds no lruvec lock.
-        let unlocked = LruvecUnlocked::new();
         // SAFETY: The folios are charged (`alloc_folio_on()`).
-        let unqueued = unsafe { unqueue_batch(&batch, &unlocked) };
+        let unqueued = unsafe { unqueue_batch(&batch) };
         // Runs: `first` (three folios, one of them not queued), `other`, `first` again: three,
         // or one when there is only one node with memory.
         let locks = if other != first { 3 } else { 1 };

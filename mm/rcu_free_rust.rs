@@ -76,8 +76,8 @@ static_assert!(EXPEDITE_PAGES.is_power_of_two());
 /// the lists, and each keeps this: the lists are reached only through the guard's private
 /// methods, and this module is the boundary of that invariant.
 ///
-/// Unlike the lruvec and list_lru guards (`kernel::mm::lruvec`), whose interrupt disable is
-/// counted, it restores the interrupt state it saved, as the C lock functions it wraps do:
+/// Unlike the list_lru guard (`kernel::mm::list_lru`), whose interrupt disable is counted, it
+/// restores the interrupt state it saved, as the C lock functions it wraps do:
 /// dropped before a counted guard taken after it, it would enable interrupts under that lock.
 /// It is private, never held across a call that takes another guard, and always dropped before
 /// its function returns.

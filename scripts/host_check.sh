@@ -69,10 +69,12 @@ done
 
 # The compile_fail examples of the series' Rust (scripts/rust_compile_fail.py),
 # against the kernel crate of CONFIG's build: in `make check`, the kernel just
-# built; without a Rust build, one skipped result.
+# built; without a Rust build, one skipped result. The sources are those of the
+# assembled tree, so that the examples of patches/local.series (the lruvec
+# lock guard) are run too.
 obj=$(obj_dir "${CONFIG:-test}")
 if [ -f "$obj/rust/.doctests_kernel_generated.o.cmd" ]; then
-	"$py" "$TOP/scripts/rust_compile_fail.py" "$obj" "$TOP/rust/kernel/mm" \
+	"$py" "$TOP/scripts/rust_compile_fail.py" "$obj" "$TREE/rust/kernel/mm" \
 		>"$out/compile_fail.ktap" 2>&1 || true
 fi
 

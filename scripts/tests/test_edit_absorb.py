@@ -216,17 +216,17 @@ def test_reword_changes_only_the_plan(env, ws):
 
 
 def test_fixup_of_an_added_file(env, ws):
-    f = env.edit / "rust/kernel/mm/lruvec.rs"
+    f = env.edit / "rust/kernel/mm/list_lru.rs"
     text = f.read_text()
     f.write_text(text + "// edited\n")
     n = next(k + 1 for k, c in enumerate(env.commits)
-             if "rust/kernel/mm/lruvec.rs" in git(env.edit, "show", "--format=", "--name-only", c))
+             if "rust/kernel/mm/list_lru.rs" in git(env.edit, "show", "--format=", "--name-only", c))
     git(env.edit, "commit", "-q", "-a", f"--fixup={env.commits[n - 1]}")
     run(["git", "rebase", "-q", "-i", "--autosquash", upstream(env, n)], env.edit,
         env={"GIT_SEQUENCE_EDITOR": "true"})
     absorb(env, ws)
-    assert status(ws) == ["M rust/kernel/mm/lruvec.rs"]
-    assert (ws / "rust/kernel/mm/lruvec.rs").read_text() == text + "// edited\n"
+    assert status(ws) == ["M rust/kernel/mm/list_lru.rs"]
+    assert (ws / "rust/kernel/mm/list_lru.rs").read_text() == text + "// edited\n"
 
 
 def test_new_commit_becomes_a_plan_block_and_a_quilt_patch(env, ws):

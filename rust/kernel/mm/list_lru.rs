@@ -6,6 +6,20 @@
 //! each with its own spinlock. [`ListLru`] views a C-initialised one, such as the THP deferred
 //! split queue.
 //!
+//! # Guards that disable interrupts
+//!
+//! [`ListLruGuard`] holds a sublist's C spinlock with interrupts disabled the way
+//! [`SpinLockIrq`](crate::sync::SpinLockIrq) does: `spin_lock_irq_disable()`, the counted
+//! interrupt disable (`local_interrupt_disable()`), so that guards, theirs and this one, may be
+//! dropped in any order: interrupts come back on when the last one is dropped. (With
+//! `spin_unlock_irqrestore()`, dropping an outer guard first would enable interrupts under an
+//! inner lock: a deadlock on SMP, and on UP, where a spinlock is only a preemption count, an
+//! interrupt handler that takes the inner `SpinLockIrq` would get a second `&mut` to its data.)
+//! It is not `SpinLockIrq` itself: the lock lives in a C structure and is found and taken by C
+//! (`list_lru_lock()` moves to a live ancestor of a dying memcg), so C takes it, with
+//! `list_lru_lock_irq_disable()`: `list_lru_lock()` under the counted interrupt disable. On
+//! PREEMPT_RT, as there, interrupts stay enabled and the lock is a sleeping lock.
+//!
 //! C header: [`include/linux/list_lru.h`](srctree/include/linux/list_lru.h)
 
 use crate::{
@@ -57,7 +71,7 @@ impl ListLru {
 
     /// Locks the sublist of node `nid` and memory cgroup `memcg`, with interrupts disabled:
     /// `list_lru_lock()` under the counted interrupt disable of `spin_lock_irq_disable()`
-    /// (see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
+    /// (see [the module](crate::mm::list_lru#guards-that-disable-interrupts)).
     ///
     /// `None` and the root memory cgroup lock the same sublist, the node's own (as does any
     /// memcg on a list that is not memcg aware). The guard borrows `memcg`, which therefore
@@ -106,7 +120,7 @@ impl ListLru {
 }
 
 /// A locked sublist of a [`ListLru`], with interrupts disabled (a count: guards may be dropped
-/// in any order, see [the lruvec module](crate::mm::lruvec#guards-that-disable-interrupts)).
+/// in any order, see [the module](crate::mm::list_lru#guards-that-disable-interrupts)).
 ///
 /// The guard borrows the memory cgroup it was taken for, so that what keeps the memcg alive
 /// cannot end first:
@@ -353,8 +367,9 @@ mod tests {
         let mut nodes = nodes_with_memory();
         let first = nodes.next().unwrap_or(0);
         let other = nodes.next().unwrap_or(first);
-        // Nothing is asserted under a guard (see the lruvec tests): each block returns what
-        // it saw.
+        // Nothing is asserted under a guard: a failed KUnit assertion ends the test thread,
+        // which must not happen with a spinlock held and interrupts off. Each block returns
+        // what it saw.
         let (seen, added, nr) = {
             // No memcg: the node's own sublist.
             let mut guard = lru.lock(first, None).ok_or(EINVAL)?;
