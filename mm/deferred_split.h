@@ -12,7 +12,8 @@ struct list_lru;
 /**
  * folio_batch_unqueue_deferred_split() - Unqueue freed folios from the
  * deferred split queue.
- * @fbatch: The folios; each one's refcount has dropped to zero.
+ * @fbatch: The folios, as folio_batch_add() filled it (no NULL entry); each
+ * one's refcount has dropped to zero.
  *
  * Does folio_unqueue_deferred_split() for every folio of @fbatch. Call it
  * after the folios' refcounts have dropped to zero and before they are

@@ -201,8 +201,10 @@ static void rcu_free_c_expedite(struct work_struct *work)
 }
 
 /*
- * Waits for the works of every CPU that run or are queued: what they took
- * off their lists is free when it returns. Returns whether it waited.
+ * Waits for the works of every CPU that run or are queued to run: what they
+ * took off their lists is free when it returns. Returns whether it waited.
+ * A work still waiting for its grace period (the call_rcu() stage of
+ * queue_rcu_work()) is not waited for: it has taken nothing off its list.
  */
 static bool rcu_free_flush_works(void)
 {

@@ -500,7 +500,9 @@ impl Drop for DrainLock {
 }
 
 /// Waits for the works of every CPU that are running (or queued to run) to finish: what they
-/// took off their lists is freed when this returns. Returns whether it waited for any.
+/// took off their lists is freed when this returns. Returns whether it waited for any. A work
+/// still waiting for its grace period (`queue_rcu_work()`'s `call_rcu()` stage) is not waited
+/// for: it has taken nothing off its list yet.
 ///
 /// # Context
 ///

@@ -358,6 +358,11 @@ impl<S: RefState> Folio<S> {
     }
 
     /// Returns whether the folio is charged to a memory cgroup.
+    ///
+    /// A plain read of `memcg_data`, as `folio_memcg_charged()` does: it is exact where the
+    /// folio's memcg binding is stable (see [`Folio::memcg`]), as for a folio that only its
+    /// freeing path sees; otherwise a charge or an uncharge may race with it, and the result is
+    /// only a hint.
     #[inline]
     pub fn is_memcg_charged(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
