@@ -87,7 +87,7 @@ mod private {
 ///   this value.
 /// - It is a folio in the page allocator's sense, not a slab or another memory descriptor that
 ///   overlays `struct page` (slabs are allocated frozen, at a reference count of zero, and their
-///   `memcg_data` is `obj_exts`): the memcg and lruvec queries rely on it in both states.
+///   `memcg_data` is `obj_exts`): the memcg queries rely on it in both states.
 /// - If `S` is [`Referenced`], its reference count is not zero for that lifetime: somebody holds
 ///   a reference that outlives the borrow.
 /// - If `S` is [`Unreferenced`], its reference count is zero for that lifetime, and the holder

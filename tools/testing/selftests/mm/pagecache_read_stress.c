@@ -50,8 +50,8 @@
  * offset, or from memory reused for something else (the churner's 0xee).
  *
  * Where the kernel counts the lockless reads in debugfs
- * (/sys/kernel/debug/filemap/lockless_reads_copied, a debugging aid that is
- * not part of the series, with a switch, filemap/lockless_reads), some
+ * (/sys/kernel/debug/filemap/lockless_reads_copied, with a switch,
+ * filemap/lockless_reads: an out-of-tree debugging patch), some
  * reads must have taken them while they were on, or the run tested only
  * the normal path.
  *

@@ -35,8 +35,8 @@
  * - hot reads of an mlocked (unevictable) part of the file, one the
  *   readers never read, go without a reference; skipped unless the kernel
  *   counts those reads in debugfs
- *   (/sys/kernel/debug/filemap/lockless_reads_copied, a debugging aid that
- *   is not part of the series).
+ *   (/sys/kernel/debug/filemap/lockless_reads_copied, an out-of-tree
+ *   debugging patch).
  *
  * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds]
  *                      <file or block device>
