@@ -81,15 +81,15 @@ impl ListLru {
     /// sublists for `memcg` were never allocated (`memcg_list_lru_alloc()`), C warns
     /// (`VM_WARN_ON`, for a live memcg) and takes an ancestor's sublist the same way.
     ///
+    /// Returns `None` if `nid` is not a possible node ([`node::is_possible()`]): the list_lru
+    /// has sublists, and initialised locks, for those only.
+    ///
     /// # Deadlocks
     ///
     /// Hold at most one guard of a list_lru at a time, even for different nodes or memory
     /// cgroups: the walk to a live ancestor can make two of them the same lock (and they share
     /// one lockdep class). As in C, put no folio's last reference under a guard of the deferred
     /// split queue: freeing a queued folio takes its sublist's lock.
-    ///
-    /// Returns `None` if `nid` is not a possible node ([`node::is_possible()`]): the list_lru
-    /// has sublists, and initialised locks, for those only.
     #[inline]
     pub fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> Option<ListLruGuard<'a>> {
         if !node::is_possible(nid) {
