@@ -52,7 +52,7 @@ static void filemap_nolock_window_stub(struct folio *folio)
 }
 
 /* After the checks, once the read is done: it was copied without a reference. */
-static void filemap_nolock_done_stub(size_t copied)
+static void filemap_nolock_done_stub(void)
 {
 	struct filemap_nolock_test *t = kunit_get_current_test()->priv;
 
@@ -111,21 +111,16 @@ static ssize_t fnk_read(struct filemap_nolock_test *t, char *buf, size_t len, lo
 }
 
 /*
- * The test's reads that were copied without a reference and passed the
- * checks after the copy, which come after the window stub: only this count
- * tells such a read from one undone and read again by the normal path.
+ * One read copied without a reference since @before. The checks after the
+ * copy come after the window stub: only the count of reads that passed them
+ * (t->done) tells such a read from one undone and read again by the normal
+ * path.
  */
-static unsigned int fnk_copied(struct kunit *test)
+static void fnk_expect_copied(struct kunit *test, unsigned int before)
 {
 	struct filemap_nolock_test *t = test->priv;
 
-	return t->done;
-}
-
-/* One read copied without a reference since @before. */
-static void fnk_expect_copied(struct kunit *test, unsigned int before)
-{
-	KUNIT_EXPECT_EQ(test, fnk_copied(test), before + 1);
+	KUNIT_EXPECT_EQ(test, t->done, before + 1);
 }
 
 /* Whether the next read of the file may be tried without a reference. */
@@ -240,7 +235,7 @@ static void filemap_nolock_read_hit(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
 	int refs = folio_ref_count(t->folio);
-	unsigned int copied = fnk_copied(test);
+	unsigned int copied = t->done;
 	char buf[16];
 
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 8), sizeof(buf));
@@ -290,7 +285,7 @@ static void filemap_nolock_read_learns(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->windows, 0);
 	KUNIT_EXPECT_TRUE(test, fnk_nolock(t));
 	/* The next read is copied without a reference. */
-	copied = fnk_copied(test);
+	copied = t->done;
 	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), 0), sizeof(buf));
 	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf, sizeof(buf), 0));
 	KUNIT_EXPECT_EQ(test, t->windows, 1);
@@ -306,7 +301,7 @@ static void filemap_nolock_read_big_buffer(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
 	size_t len = 2 * FILEMAP_NOLOCK_MAX;
-	unsigned int copied = fnk_copied(test);
+	unsigned int copied = t->done;
 	char *buf = kunit_kmalloc(test, len, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
@@ -360,7 +355,7 @@ static void filemap_nolock_read_readahead(struct kunit *test)
 static void filemap_nolock_read_bounds(struct kunit *test)
 {
 	struct filemap_nolock_test *t = test->priv;
-	unsigned int copied = fnk_copied(test);
+	unsigned int copied = t->done;
 	char buf[32];
 
 	KUNIT_EXPECT_EQ(test, fnk_read(t, buf, sizeof(buf), FNK_SIZE - 8), 8);
