@@ -224,17 +224,15 @@ fn relock<'g, 'a>(
 
 /// C entry point for `folio_batch_unqueue_deferred_split()`: see [`unqueue_batch`].
 ///
+/// Called in any context that may take a spinlock with interrupts disabled. The callers hold no
+/// lruvec lock: they unqueue after dropping it, so that the queue's lock round trips do not
+/// lengthen the lruvec lock's critical section.
+///
 /// # Safety
 ///
 /// - `fbatch` must point to a valid `struct folio_batch` (`nr` at most `FOLIO_BATCH_SIZE`) without
 ///   null entries, whose folios all have a reference count of zero and are not yet uncharged
 ///   from their memory cgroup; the caller is the path that frees them.
-///
-/// # Context
-///
-/// Any context that may take a spinlock with interrupts disabled. The callers hold no lruvec
-/// lock: they unqueue after dropping it, so that the queue's lock round trips do not lengthen
-/// the lruvec lock's critical section.
 #[export]
 pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut bindings::folio_batch) {
     // SAFETY: The caller guarantees that `fbatch` is valid (filled by `folio_batch_add()`, so

@@ -163,6 +163,7 @@ impl PcpGuard {
     /// must have handed it over: nobody else has it.
     #[inline]
     unsafe fn add(&mut self, folio: &Folio<Unreferenced>) {
+        let nr = folio.nr_pages();
         // SAFETY: The caller hands the folio over; its `lru` link is unused (it is off the LRU).
         unsafe { self.open().push_tail(folio) };
         // SAFETY: By the type invariants, `pcp` is valid and locked. Taking the cookie after
@@ -171,10 +172,8 @@ impl PcpGuard {
         // The folio is accounted before the lock is dropped: a drain may free it right after.
         unsafe {
             bindings::rcu_free_pcp_stamp(self.pcp);
-            (*self.pcp).nr_pages = (*self.pcp)
-                .nr_pages
-                .wrapping_add(folio.nr_pages() as c_ulong);
-            bindings::rcu_free_account(folio.as_raw(), folio.nr_pages() as c_long);
+            (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_add(nr as c_ulong);
+            bindings::rcu_free_account(folio.as_raw(), nr as c_long);
         }
     }
 
@@ -238,8 +237,9 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
         // SAFETY: The folio's reference count is zero and, as the caller guarantees, its grace
         // period has passed.
         unsafe { folio.clear_rcu_free() };
+        let nr = folio.nr_pages() as c_long;
         // SAFETY: `folio` is a valid folio.
-        unsafe { bindings::rcu_free_account(folio.as_raw(), -(folio.nr_pages() as c_long)) };
+        unsafe { bindings::rcu_free_account(folio.as_raw(), nr.wrapping_neg()) };
     }
     // SAFETY: The batch holds valid folios with a reference count of zero, uncharged and off the
     // LRU, as the page allocator took them; without `PG_rcu_free` they are freed now.
@@ -251,11 +251,7 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
 /// Frees what `pcp` holds whose grace period has passed. Returns the number of pages freed.
 ///
 /// A truncation or a `drop_caches` of a large hot file puts all its folios on one CPU's list: the
-/// loop yields after every batch.
-///
-/// # Context
-///
-/// Process context that may sleep.
+/// loop yields after every batch. Called in process context that may sleep.
 ///
 /// # Safety
 ///
@@ -269,7 +265,7 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
         if taken == 0 {
             return freed;
         }
-        freed += taken;
+        freed = freed.wrapping_add(taken);
         // SAFETY: `take_done()` filled the batch from `closed`, whose grace period has passed.
         unsafe { free_batch(&mut batch) };
         kernel::task::cond_resched();
@@ -288,16 +284,13 @@ unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
 }
 
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
-/// grace period.
+/// grace period. Called in any context but NMI: the per-CPU lock is a `spinlock_t` taken with
+/// interrupts disabled.
 ///
 /// # Safety
 ///
 /// `folio` must be a valid folio with `PG_rcu_free` and a reference count of zero that the page
 /// allocator's free path hands over (it is uncharged and off the LRU).
-///
-/// # Context
-///
-/// Any context but NMI: the per-CPU lock is a `spinlock_t` taken with interrupts disabled.
 #[export]
 pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
     let (pcp, expedite) = {
@@ -391,12 +384,9 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 /// what the caller saw and its call freed it), so the callers look again whatever it returns.
 ///
 /// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
-/// offline test that a range is free.
-///
-/// # Context
-///
-/// Process context that may sleep, outside `rcu_read_lock()`; not one of this module's works
-/// and not inside a drain (the lock is not recursive), which would deadlock.
+/// offline test that a range is free, in process context that may sleep, outside
+/// `rcu_read_lock()`; not from one of this module's works and not inside a drain (the lock is not
+/// recursive), which would deadlock.
 ///
 /// # Safety
 ///
@@ -458,14 +448,9 @@ impl DrainLock {
     /// Takes the lock, sleeping while another drain holds it; `None` if a fatal signal came
     /// first.
     ///
-    /// # Context
-    ///
-    /// Process context that may sleep.
-    ///
-    /// # Deadlocks
-    ///
-    /// Not from one of this module's works (a drain waits for them under the lock), nor with the
-    /// lock held: it is not recursive.
+    /// Called in process context that may sleep; not from one of this module's works (a drain
+    /// waits for them under the lock), nor with the lock held: it is not recursive, and either
+    /// would deadlock.
     #[inline]
     #[must_use = "if unused, the drain lock is released at once"]
     fn lock() -> Option<Self> {
@@ -504,13 +489,8 @@ impl Drop for DrainLock {
 /// still waiting for its grace period (`queue_rcu_work()`'s `call_rcu()` stage) is not waited
 /// for: it has taken nothing off its list yet.
 ///
-/// # Context
-///
-/// Process context that may sleep.
-///
-/// # Deadlocks
-///
-/// Not from one of the works, which would wait for itself (`flush_work()` warns).
+/// Called in process context that may sleep; not from one of the works, which would wait for
+/// itself (`flush_work()` warns).
 fn flush_works() -> bool {
     let mut waited = false;
     for_each_pcp(|pcp| {

@@ -212,7 +212,9 @@ impl<S: RefState> Folio<S> {
     /// Returns the number of base pages in the folio.
     #[inline]
     pub fn nr_pages(&self) -> usize {
-        1 << self.order()
+        // No overflow check (a panic, under the callers' locks): the order of a folio is far
+        // below the bits of `usize`.
+        1usize.wrapping_shl(self.order())
     }
 
     /// Returns the NUMA node the folio's memory is on.

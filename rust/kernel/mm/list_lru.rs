@@ -84,12 +84,10 @@ impl ListLru {
     /// Returns `None` if `nid` is not a possible node ([`node::is_possible()`]): the list_lru
     /// has sublists, and initialised locks, for those only.
     ///
-    /// # Deadlocks
-    ///
-    /// Hold at most one guard of a list_lru at a time, even for different nodes or memory
-    /// cgroups: the walk to a live ancestor can make two of them the same lock (and they share
-    /// one lockdep class). As in C, put no folio's last reference under a guard of the deferred
-    /// split queue: freeing a queued folio takes its sublist's lock.
+    /// To avoid a deadlock, hold at most one guard of a list_lru at a time, even for different
+    /// nodes or memory cgroups: the walk to a live ancestor can make two of them the same lock
+    /// (and they share one lockdep class). As in C, put no folio's last reference under a guard
+    /// of the deferred split queue: freeing a queued folio takes its sublist's lock.
     #[inline]
     pub fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> Option<ListLruGuard<'a>> {
         if !node::is_possible(nid) {

@@ -387,6 +387,9 @@ static int write_long(const char *file, long val)
 /* The PFNs in the CMA area of the file's pages, as pages_in_cma() last found them. */
 static long cma_pfns[CMA_FILE_SIZE / STRIDE];
 static long nr_cma_pfns;
+/* The CPUs cma_test() may run on, while pin_cpu() keeps it on one. */
+static cpu_set_t cma_cpus;
+static bool cma_pinned;
 
 static const char *const cma_counters[] = {
 	"nr_free_rcu_pages", "rcu_free_deferred", "rcu_free_expedited",
@@ -592,6 +595,9 @@ static long fill_cma(int fd, off_t size, long base, long count, off_t *offs)
 			ksft_exit_fail_perror("fork");
 		if (!pid) {
 			close(ready[0]);
+			/* The hog runs anywhere, not on the test's CPU. */
+			if (cma_pinned)
+				sched_setaffinity(0, sizeof(cma_cpus), &cma_cpus);
 			bind_node(node);
 			hog(mib, ready[1]);
 		}
@@ -647,33 +653,55 @@ static long count_active(long n)
 }
 
 /*
+ * Keeps the test on the CPU it runs on: the folio batches of the LRU are per
+ * CPU (see read_rounds()). Without it (a cpuset that changes, more CPUs than
+ * a cpu_set_t holds), the test goes on where the scheduler puts it.
+ */
+static void pin_cpu(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	if (cpu >= 0)
+		CPU_SET(cpu, &one);
+	cma_pinned = cpu >= 0 && !sched_getaffinity(0, sizeof(cma_cpus), &cma_cpus) &&
+		     !sched_setaffinity(0, sizeof(one), &one);
+	if (!cma_pinned)
+		ksft_print_msg("not pinned to a CPU: %s\n", strerror(errno));
+}
+
+static void unpin_cpu(void)
+{
+	if (cma_pinned && sched_setaffinity(0, sizeof(cma_cpus), &cma_cpus))
+		ksft_print_msg("sched_setaffinity: %s\n", strerror(errno));
+	cma_pinned = false;
+}
+
+/*
  * Makes the first @n pages of @offs hot: 8 rounds over them, each page read,
  * then the page half the file away. A read in the folio of the previous read
  * does not mark the folio accessed (filemap_read()), and pages next to each
  * other are often of one large folio: read one after the other, that folio
  * would be marked once in all. The page half the file away is of another
- * folio (none is larger than a PMD: 2 MiB with 4K pages).
+ * folio: 16 MiB away, at least 8 PMD-sized folios of 4K pages.
  *
- * Activation is batched per CPU: a folio read a second time waits in its
- * CPU's lru_activate folio batch, not yet active, and reads of it change
- * nothing until that batch is drained, which a few small folios never fill.
- * So the rounds run on one CPU, and after each, MADV_COLD of an empty
- * anonymous mapping drains that CPU's folio batches (lru_add_drain()).
+ * Activation is batched per CPU: a small folio read in (or read a second
+ * time) waits in its CPU's lru_add (or lru_activate) folio batch, off the LRU
+ * or not yet active, and reads of it change nothing until that batch is
+ * drained, which a few small folios never fill. So cma_test() runs on one
+ * CPU (pin_cpu()), and after each round MADV_COLD of an empty anonymous
+ * mapping drains that CPU's folio batches (lru_add_drain()).
  */
 static void read_rounds(int fd, off_t size, const off_t *offs, long n)
 {
 	void *empty = mmap(NULL, STRIDE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int cpu = sched_getcpu(), round;
-	cpu_set_t cpus, one;
 	char buf[16];
+	int round;
 	long i;
 
-	if (empty == MAP_FAILED || cpu < 0 || sched_getaffinity(0, sizeof(cpus), &cpus))
-		ksft_exit_fail_perror("read_rounds");
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		ksft_exit_fail_perror("sched_setaffinity");
+	if (empty == MAP_FAILED)
+		ksft_exit_fail_perror("mmap");
 	for (round = 0; round < 8; round++) {
 		for (i = 0; i < n; i++)
 			if (pread(fd, buf, sizeof(buf), offs[i]) < 0 ||
@@ -682,8 +710,6 @@ static void read_rounds(int fd, off_t size, const off_t *offs, long n)
 		if (madvise(empty, STRIDE, MADV_COLD))
 			ksft_exit_fail_perror("MADV_COLD");
 	}
-	if (sched_setaffinity(0, sizeof(cpus), &cpus))
-		ksft_exit_fail_perror("sched_setaffinity");
 	munmap(empty, STRIDE);
 }
 
@@ -707,6 +733,7 @@ static void cma_test(int nth, long most)
 				      " (cma= and CONFIG_CMA_DEBUGFS)\n", nth);
 		return;
 	}
+	pin_cpu();
 	fd = cma_file(name, sizeof(name));
 	size = CMA_FILE_SIZE;
 	offs = calloc(size / STRIDE, sizeof(*offs));
@@ -783,6 +810,7 @@ out:
 	free(offs);
 	close(fd);
 	unlink(name);
+	unpin_cpu();
 }
 
 #define NOLOCK_COPIED	"/sys/kernel/debug/filemap/lockless_reads_copied"
