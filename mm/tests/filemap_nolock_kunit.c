@@ -369,6 +369,42 @@ static void filemap_nolock_read_bounds(struct kunit *test)
 }
 
 /*
+ * A read across the end of the folio, within i_size, takes the normal path,
+ * even with the next folio flagged too: the copy is of one folio, and the
+ * page after its end is not its own.
+ */
+static void filemap_nolock_read_across_folios(struct kunit *test)
+{
+	struct filemap_nolock_test *t = test->priv;
+	unsigned int copied = t->done;
+	char buf[16], next_bytes[16];
+	loff_t pos = PAGE_SIZE;
+	struct folio *next;
+	size_t i;
+
+	for (i = 0; i < sizeof(next_bytes); i++)
+		next_bytes[i] = 'a' + (PAGE_SIZE + i) % 26;
+	KUNIT_ASSERT_EQ(test, kernel_write(t->file, next_bytes, sizeof(next_bytes), &pos),
+			sizeof(next_bytes));
+	next = filemap_get_folio(t->file->f_mapping, 1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(next));
+	if (next == t->folio) {
+		folio_put(next);
+		kunit_skip(test, "one folio holds both pages");
+	}
+	folio_set_rcu_free(next);
+	folio_put(next);
+	KUNIT_ASSERT_TRUE(test, fnk_nolock(t));
+
+	/* The 8 bytes before PAGE_SIZE are a hole in the first folio. */
+	KUNIT_ASSERT_EQ(test, fnk_read(t, buf, sizeof(buf), PAGE_SIZE - 8), sizeof(buf));
+	KUNIT_EXPECT_TRUE(test, fnk_is_zero(buf, 8));
+	KUNIT_EXPECT_TRUE(test, fnk_is_pattern(buf + 8, 8, PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, t->windows, 0);
+	KUNIT_EXPECT_EQ(test, t->done, copied);
+}
+
+/*
  * Truncation takes the folio out of the page cache after the copy. The test
  * holds the folio lock for it: the window may not sleep.
  */
@@ -527,6 +563,7 @@ static struct kunit_case filemap_nolock_test_cases[] = {
 	KUNIT_CASE_PARAM(filemap_nolock_read_aged, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_readahead, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_read_bounds, filemap_nolock_fs_gen_params),
+	KUNIT_CASE_PARAM(filemap_nolock_read_across_folios, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_removed, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_shrunk, filemap_nolock_fs_gen_params),
 	KUNIT_CASE_PARAM(filemap_nolock_race_not_uptodate, filemap_nolock_fs_gen_params),
