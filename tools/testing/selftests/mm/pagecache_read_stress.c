@@ -49,12 +49,6 @@
  * than a write cannot show; what the words catch is a copy from the wrong
  * offset, or from memory reused for something else (the churner's 0xee).
  *
- * Where the kernel counts the lockless reads in debugfs
- * (/sys/kernel/debug/filemap/lockless_reads_copied, with a switch,
- * filemap/lockless_reads: an out-of-tree debugging patch), some
- * reads must have taken them while they were on, or the run tested only
- * the normal path.
- *
  * Usage: pagecache_read_stress [-t readers] [-d seconds] [-s MiB] <directory>
  *        pagecache_read_stress [-t readers] [-d seconds] [-s MiB] -b <block device>
  */
@@ -443,28 +437,8 @@ static void create(const char *path, uint16_t id)
 	close(fd);
 }
 
-#define NOLOCK_DIR	"/sys/kernel/debug/filemap/"
-
-/* The value of a debugfs file of NOLOCK_DIR, or -1 if there is none. */
-static long long nolock_stat(const char *name)
-{
-	char path[128];
-	long long val;
-	FILE *f;
-
-	snprintf(path, sizeof(path), NOLOCK_DIR "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
-
 int main(int argc, char **argv)
 {
-	long long copied;
 	struct reader_arg *args;
 	pthread_t *threads;
 	int opt, nr = 0, i, sizes[3];
@@ -499,8 +473,7 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (blockdev)
 		block_sizes(sizes);
-	ksft_set_plan(blockdev ? 4 : 3);
-	copied = nolock_stat("lockless_reads_copied");
+	ksft_set_plan(blockdev ? 3 : 2);
 	create(path_a, ID_A);
 	if (!blockdev)
 		create(path_b, ID_B);
@@ -551,15 +524,6 @@ int main(int argc, char **argv)
 			 atomic_load(&reads), atomic_load(&read_bytes));
 	ksft_test_result(atomic_load(&wrong_bytes) == 0, "%ld wrong bytes\n",
 			 atomic_load(&wrong_bytes));
-	/*
-	 * With the lockless reads on, some reads must have taken them, or
-	 * the run above tested only the normal path.
-	 */
-	if (copied < 0 || nolock_stat("lockless_reads") == 0)
-		ksft_test_result_skip("lockless reads: switched off, or not counted\n");
-	else
-		ksft_test_result((copied = nolock_stat("lockless_reads_copied") - copied) > 0,
-				 "%lld reads copied without a folio reference\n", copied);
 	if (!blockdev) {
 		unlink(path_a);
 		unlink(path_b);

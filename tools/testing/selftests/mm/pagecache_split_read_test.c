@@ -91,7 +91,6 @@
 
 #define SPLIT_PATH	"/sys/kernel/debug/split_huge_pages"
 #define PMD_SIZE_PATH	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
-#define NOLOCK_DIR	"/sys/kernel/debug/filemap/"
 
 /* The largest read copied without a folio reference. */
 #define MAX_NOLOCK	(64 << 10)
@@ -732,23 +731,6 @@ static void *stamp_reader(void *p)
 	return NULL;
 }
 
-/* The value of a debugfs file of NOLOCK_DIR, or -1 if there is none. */
-static long long nolock_stat(const char *name)
-{
-	char path[128];
-	long long val;
-	FILE *f;
-
-	snprintf(path, sizeof(path), NOLOCK_DIR "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
-
 /*
  * Create the file of a case and its large folio at 0: a write allocates a
  * PMD-sized folio on a huge=always tmpfs, split_huge_pages splits it to
@@ -829,14 +811,6 @@ static void run(struct test_case *tc, bool split_mode)
 	free(args);
 }
 
-static void print_copied(long long before)
-{
-	long long after = nolock_stat("lockless_reads_copied");
-
-	if (before >= 0 && after >= 0)
-		ksft_print_msg("lockless reads copied: %lld\n", after - before);
-}
-
 static void print_remakes(struct test_case *tc, const char *ml)
 {
 	ksft_print_msg("order %d%s: %ld remade (%ld smaller, %ld collapsed)\n",
@@ -851,7 +825,6 @@ static void split_case(int order, bool is_pmd, bool mlocked, int nr)
 {
 	const char *ml = mlocked ? ", mlocked" : "";
 	struct test_case tc;
-	long long copied;
 	int got;
 
 	if (order < 0) {
@@ -890,7 +863,6 @@ static void split_case(int order, bool is_pmd, bool mlocked, int nr)
 	}
 	heat(&tc, tc.fd, 256);
 
-	copied = nolock_stat("lockless_reads_copied");
 	run(&tc, true);
 	ksft_print_msg("order %d%s: %ld reads, %ld short, %ld wrong words\n", order, ml,
 		       atomic_load(&tc.reads), atomic_load(&tc.short_reads),
@@ -899,7 +871,6 @@ static void split_case(int order, bool is_pmd, bool mlocked, int nr)
 		       order, ml, atomic_load(&tc.splits), atomic_load(&tc.split_misses),
 		       atomic_load(&tc.split_errors));
 	print_remakes(&tc, ml);
-	print_copied(copied);
 	/*
 	 * A wrong word fails the case whatever else happened. A mapped,
 	 * mlocked PMD-sized folio is seldom split (the unmap of the split
@@ -921,7 +892,6 @@ static void split_case(int order, bool is_pmd, bool mlocked, int nr)
 static void consistency_case(int order, int nr)
 {
 	struct test_case tc;
-	long long copied;
 	int got;
 
 	if (order < 0) {
@@ -942,7 +912,6 @@ static void consistency_case(int order, int nr)
 			       order, SPLIT_PATH, got);
 	heat(&tc, tc.fd, 256);
 
-	copied = nolock_stat("lockless_reads_copied");
 	run(&tc, false);
 	ksft_print_msg("order %d: %ld reads (%ld next to a write back), %ld short\n",
 		       order, atomic_load(&tc.reads), atomic_load(&tc.raced),
@@ -956,7 +925,6 @@ static void consistency_case(int order, int nr)
 		       order, atomic_load(&tc.splits), atomic_load(&tc.split_misses),
 		       atomic_load(&tc.split_errors), atomic_load(&tc.migrations));
 	print_remakes(&tc, "");
-	print_copied(copied);
 	ksft_test_result(!atomic_load(&tc.violations) && !atomic_load(&tc.wrong_words) &&
 			 !atomic_load(&tc.short_reads) && atomic_load(&tc.reads) > 0,
 			 "consistency: order %d%s\n", order, can_split ? "" : " (no splits)");

@@ -33,12 +33,6 @@
  *   pages made hot. It is skipped when no page cache could be steered into
  *   the CMA area.
  *
- * - hot reads of an mlocked (unevictable) part of the file, one the
- *   readers never read, go without a reference; skipped unless the kernel
- *   counts those reads in debugfs
- *   (/sys/kernel/debug/filemap/lockless_reads_copied, an out-of-tree
- *   debugging patch).
- *
  * Usage: rcu_free_test [-t threads] [-d seconds] [-m hog-MiB] [-c dir] [-r rounds]
  *                      <file or block device>
  */
@@ -813,127 +807,6 @@ out:
 	unpin_cpu();
 }
 
-#define NOLOCK_COPIED	"/sys/kernel/debug/filemap/lockless_reads_copied"
-#define NOLOCK_SWITCH	"/sys/kernel/debug/filemap/lockless_reads"
-#define MLOCK_SPAN	(2UL << 20)	/* a PMD on x86-64 and arm64 (4K pages) */
-#define MLOCK_PAGES	(MLOCK_SPAN / STRIDE)
-#define MLOCK_READ_PAGES	64	/* make_hot()'s */
-#define MLOCK_READS	1000
-#define KPF_UNEVICTABLE_BIT	18	/* include/uapi/linux/kernel-page-flags.h */
-
-/* lru_add_drain_all(): drop_caches does it first (and drops clean, unmapped page cache). */
-static void lru_drain(void)
-{
-	int ret = write_long("/proc/sys/vm/drop_caches", 1);
-
-	if (ret)
-		ksft_exit_fail_msg("drop_caches: %s\n", strerror(-ret));
-}
-
-/*
- * An mlocked file is unevictable: folio_mark_accessed() never activates its
- * folios, and reads keep coming back to them. Referenced and unevictable,
- * a folio is as accessed as the LRU records: hot reads of it get PG_rcu_free
- * and then go without a reference, as those of an active folio do. On a part
- * of the file the readers never read (dropped first, so that nothing of an
- * earlier life counts), checks that every page is unevictable
- * (/proc/kpageflags) and that almost every read of MLOCK_READS was copied
- * without a reference. Nothing else reads meanwhile.
- *
- * The range is mapped, populated, before mlock(), whose walk of the page
- * tables then mlocks every folio: a fault into a VM_LOCKED range mlocks a
- * large folio only when it maps the whole folio at once
- * (folio_add_file_rmap_ptes()), which fault-around does not always do. The
- * walk goes one PMD at a time and takes a large folio only whole within
- * it, so the mapping is MLOCK_SPAN, at an address aligned as the file
- * offset is: every folio of the page cache (at most PMD-sized) then lies
- * within one PMD of it.
- */
-static void mlocked_reads(void)
-{
-	const char *name = "hot reads of an mlocked file";
-	const off_t base = 2 * READ_SPAN;
-	uint64_t flags;
-	int fd, pm, kpf, i;
-	char buf[16];
-	long copied;
-	char *res, *p;
-	int retried = 0;
-
-	if (access(NOLOCK_COPIED, R_OK)) {
-		ksft_test_result_skip("%s: no %s\n", name, NOLOCK_COPIED);
-		return;
-	}
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		ksft_exit_fail_perror(path);
-	if (lseek(fd, 0, SEEK_END) < base + (off_t)(MLOCK_PAGES * STRIDE)) {
-		ksft_test_result_skip("%s: %s is shorter than %ld MiB\n", name, path,
-				      (long)((base + MLOCK_PAGES * STRIDE) >> 20));
-		close(fd);
-		return;
-	}
-	posix_fadvise(fd, base, MLOCK_PAGES * STRIDE, POSIX_FADV_DONTNEED);
-	/* base is MLOCK_SPAN-aligned: so is the mapping, in a reservation. */
-	res = mmap(NULL, 2 * MLOCK_SPAN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		ksft_exit_fail_perror("mmap");
-	p = (char *)(((uintptr_t)res + MLOCK_SPAN - 1) & ~(MLOCK_SPAN - 1));
-	if (mmap(p, MLOCK_SPAN, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
-		 base) == MAP_FAILED)
-		ksft_exit_fail_perror("mmap");
-	if (mlock(p, MLOCK_PAGES * STRIDE)) {
-		ksft_test_result_skip("%s: mlock: %s\n", name, strerror(errno));
-		goto out;
-	}
-	/* The mlock batches drain to the unevictable list. */
-	lru_drain();
-	pm = open("/proc/self/pagemap", O_RDONLY);
-	kpf = open("/proc/kpageflags", O_RDONLY);
-	if (pm < 0 || kpf < 0) {
-		ksft_test_result_skip("%s: no pagemap or kpageflags: %s\n", name, strerror(errno));
-		if (pm >= 0)
-			close(pm);
-		goto out;
-	}
-	for (i = 0; i < MLOCK_PAGES; i++) {
-		unsigned long pfn = pagemap_get_pfn(pm, p + i * STRIDE);
-
-		if (pread(kpf, &flags, sizeof(flags), pfn * sizeof(flags)) != sizeof(flags))
-			ksft_exit_fail_perror("kpageflags");
-		if (flags & (1ULL << KPF_UNEVICTABLE_BIT))
-			continue;
-		/*
-		 * A folio that was off the LRU (compaction had it) when its
-		 * mlock batch drained goes to the unevictable list when it is
-		 * put back: drain once more.
-		 */
-		if (retried++)
-			break;
-		lru_drain();
-		i--;
-	}
-	close(pm);
-	close(kpf);
-	if (i < MLOCK_PAGES) {
-		ksft_test_result_fail("%s: mlocked page %d is not unevictable (flags %#llx)\n",
-				      name, i, (unsigned long long)flags);
-		goto out;
-	}
-	make_hot(fd, base);
-	copied = read_long(NOLOCK_COPIED);
-	for (i = 0; i < MLOCK_READS; i++)
-		if (pread(fd, buf, sizeof(buf), base + (i % MLOCK_READ_PAGES) * STRIDE) !=
-		    sizeof(buf))
-			ksft_exit_fail_perror("pread");
-	copied = read_long(NOLOCK_COPIED) - copied;
-	ksft_test_result(copied * 10 >= MLOCK_READS * 9,
-			 "%s: %ld of %d reads without a reference\n", name, copied, MLOCK_READS);
-out:
-	munmap(res, 2 * MLOCK_SPAN);
-	close(fd);
-}
-
 /* nr_free_rcu_pages with the per-CPU deltas folded in. */
 static long nr_free_rcu_pages(void)
 {
@@ -990,10 +863,7 @@ int main(int argc, char **argv)
 	expedited = read_vmstat("rcu_free_expedited");
 	if (deferred < 0)
 		ksft_exit_skip("no rcu_free_deferred in /proc/vmstat (CONFIG_PAGE_RCU_FREE off)\n");
-	/* Switched off, reads do not set PG_rcu_free: nothing would be deferred. */
-	if (read_long(NOLOCK_SWITCH) == 0)
-		ksft_exit_skip("the lockless reads are switched off (%s)\n", NOLOCK_SWITCH);
-	ksft_set_plan(7 + cma_rounds);
+	ksft_set_plan(6 + cma_rounds);
 
 	/* Most of what is available: reclaim has to free page cache, flagged folios too. */
 	if (!hog_mib)
@@ -1052,7 +922,6 @@ int main(int argc, char **argv)
 	/* The last of two or more rounds makes only CMA_SMALL_HOT_SET pages hot. */
 	for (i = 1; i <= cma_rounds; i++)
 		cma_test(i, i > 1 && i == cma_rounds ? CMA_SMALL_HOT_SET : LONG_MAX);
-	mlocked_reads();
 
 	ksft_finished();
 }
