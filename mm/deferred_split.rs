@@ -224,21 +224,21 @@ fn relock<'g, 'a>(
 
 /// C entry point for `folio_batch_unqueue_deferred_split()`: see [`unqueue_batch`].
 ///
-/// Called in any context that may take a spinlock with interrupts disabled. The callers hold no
-/// lruvec lock: they unqueue after dropping it, so that the queue's lock round trips do not
-/// lengthen the lruvec lock's critical section.
+/// May be called from any context except NMI. The callers hold no lruvec lock: they unqueue after
+/// dropping it, so that the queue's lock round trips do not lengthen the lruvec lock's critical
+/// section.
 ///
 /// # Safety
 ///
-/// - `fbatch` must point to a valid `struct folio_batch` (`nr` at most `FOLIO_BATCH_SIZE`) without
-///   null entries, whose folios all have a reference count of zero and are not yet uncharged
-///   from their memory cgroup; the caller is the path that frees them.
+/// `fbatch` must point to a valid `struct folio_batch` (`nr` at most `FOLIO_BATCH_SIZE`) without
+/// null entries, whose folios all have a reference count of zero and are not yet uncharged from
+/// their memory cgroup; the caller is the path that frees them.
 #[export]
 pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut bindings::folio_batch) {
     // SAFETY: The caller guarantees that `fbatch` is valid (filled by `folio_batch_add()`, so
     // `nr <= FOLIO_BATCH_SIZE`), that its folios (no null entry: the callers pass batches they
-    // filled) have a reference count of zero, and that they
-    // free them; it is not written elsewhere during this call.
+    // filled) have a reference count of zero, and that it frees them; it is not written
+    // elsewhere during this call.
     let batch = unsafe { FolioBatch::<Unreferenced>::from_raw(fbatch) };
     // SAFETY: The caller has not uncharged the folios yet.
     unsafe { unqueue_batch(batch) };

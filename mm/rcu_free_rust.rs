@@ -166,15 +166,16 @@ impl PcpGuard {
         let nr = folio.nr_pages();
         // SAFETY: The caller hands the folio over; its `lru` link is unused (it is off the LRU).
         unsafe { self.open().push_tail(folio) };
-        // SAFETY: By the type invariants, `pcp` is valid and locked. Taking the cookie after
-        // the folio became unreachable for new readers (its refcount is zero and it left the
-        // page cache before) makes its grace period cover every reader that may still see it.
+        // Taking the cookie after the folio became unreachable for new readers (its refcount
+        // is zero and it left the page cache before) makes its grace period cover every reader
+        // that may still see it.
+        // SAFETY: By the type invariants, `pcp` is valid and locked.
+        unsafe { bindings::rcu_free_pcp_stamp(self.pcp) };
+        // SAFETY: As above. As C counts, in an `unsigned long` (no panic under the lock).
+        unsafe { (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_add(nr as c_ulong) };
         // The folio is accounted before the lock is dropped: a drain may free it right after.
-        unsafe {
-            bindings::rcu_free_pcp_stamp(self.pcp);
-            (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_add(nr as c_ulong);
-            bindings::rcu_free_account(folio.as_raw(), nr as c_long);
-        }
+        // SAFETY: `folio` is a valid folio.
+        unsafe { bindings::rcu_free_account(folio.as_raw(), nr as c_long) };
     }
 
     /// Moves all of `open` to `closed`, under `open`'s cookie, which is the newer one.
@@ -237,9 +238,8 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
         // SAFETY: The folio's reference count is zero and, as the caller guarantees, its grace
         // period has passed.
         unsafe { folio.clear_rcu_free() };
-        let nr = folio.nr_pages() as c_long;
         // SAFETY: `folio` is a valid folio.
-        unsafe { bindings::rcu_free_account(folio.as_raw(), nr.wrapping_neg()) };
+        unsafe { bindings::rcu_free_account(folio.as_raw(), -(folio.nr_pages() as c_long)) };
     }
     // SAFETY: The batch holds valid folios with a reference count of zero, uncharged and off the
     // LRU, as the page allocator took them; without `PG_rcu_free` they are freed now.
@@ -251,7 +251,7 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
 /// Frees what `pcp` holds whose grace period has passed. Returns the number of pages freed.
 ///
 /// A truncation or a `drop_caches` of a large hot file puts all its folios on one CPU's list: the
-/// loop yields after every batch. Called in process context that may sleep.
+/// loop yields after every batch. Must be called from process context that may sleep.
 ///
 /// # Safety
 ///
@@ -265,7 +265,7 @@ unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
         if taken == 0 {
             return freed;
         }
-        freed = freed.wrapping_add(taken);
+        freed += taken;
         // SAFETY: `take_done()` filled the batch from `closed`, whose grace period has passed.
         unsafe { free_batch(&mut batch) };
         kernel::task::cond_resched();
@@ -284,8 +284,8 @@ unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
 }
 
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
-/// grace period. Called in any context but NMI: the per-CPU lock is a `spinlock_t` taken with
-/// interrupts disabled.
+/// grace period. May be called from any context except NMI: the per-CPU lock is a `spinlock_t`
+/// taken with interrupts disabled.
 ///
 /// # Safety
 ///
@@ -314,11 +314,10 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
     };
     // From here on a drain on another CPU may free the folio: it is not touched again.
     // SAFETY: `pcp` is this CPU's storage, valid for ever.
-    unsafe {
-        kick(pcp);
-        if expedite {
-            bindings::rcu_free_kick_expedite(pcp);
-        }
+    unsafe { kick(pcp) };
+    if expedite {
+        // SAFETY: As above.
+        unsafe { bindings::rcu_free_kick_expedite(pcp) };
     }
 }
 
@@ -361,13 +360,12 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
     // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
     unsafe { PcpGuard::lock(pcp) }.close();
     // SAFETY: Process context (a work item) that may sleep, no locks held, as the expedited
-    // grace period needs; the count has no requirement; `pcp` is a CPU's `rcu_free_pcp`, as
-    // `free_done()` needs.
-    unsafe {
-        bindings::rcu_free_synchronize_expedited();
-        bindings::rcu_free_count_expedited();
-        free_done(pcp);
-    }
+    // grace period needs.
+    unsafe { bindings::rcu_free_synchronize_expedited() };
+    // SAFETY: No requirements.
+    unsafe { bindings::rcu_free_count_expedited() };
+    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
+    unsafe { free_done(pcp) };
     // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
     unsafe { PcpGuard::lock(pcp) }.set_expediting(false);
 }
@@ -383,15 +381,17 @@ pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
 /// hint: zero does not prove that nothing was freed for the caller (a drain that ended between
 /// what the caller saw and its call freed it), so the callers look again whatever it returns.
 ///
-/// Called before the allocator declares OOM, and before `alloc_contig_range()` and memory
-/// offline test that a range is free, in process context that may sleep, outside
-/// `rcu_read_lock()`; not from one of this module's works and not inside a drain (the lock is not
-/// recursive), which would deadlock.
+/// The allocator calls it before it declares OOM, and `alloc_contig_range()` and memory offline
+/// before they test that a range is free.
+///
+/// Must be called from process context that may sleep, outside `rcu_read_lock()`. Calling it
+/// from one of this module's works, or from inside a drain (the lock is not recursive),
+/// deadlocks.
 ///
 /// # Safety
 ///
-/// None beyond the context, which is not about memory safety: the function is `unsafe` because
-/// `#[export]` checks it against bindgen's declaration of the C entry point.
+/// Always safe to call.
+// Required to be unsafe due to the #[export] annotation.
 #[export]
 pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     // The drains that began so far, as the caller arrives (`rcu_free_drain_arrive()`, with the
@@ -448,9 +448,9 @@ impl DrainLock {
     /// Takes the lock, sleeping while another drain holds it; `None` if a fatal signal came
     /// first.
     ///
-    /// Called in process context that may sleep; not from one of this module's works (a drain
-    /// waits for them under the lock), nor with the lock held: it is not recursive, and either
-    /// would deadlock.
+    /// Must be called from process context that may sleep. Calling it from one of this module's
+    /// works (a drain waits for them under the lock), or with the lock held (it is not
+    /// recursive), deadlocks.
     #[inline]
     #[must_use = "if unused, the drain lock is released at once"]
     fn lock() -> Option<Self> {
@@ -489,16 +489,15 @@ impl Drop for DrainLock {
 /// still waiting for its grace period (`queue_rcu_work()`'s `call_rcu()` stage) is not waited
 /// for: it has taken nothing off its list yet.
 ///
-/// Called in process context that may sleep; not from one of the works, which would wait for
-/// itself (`flush_work()` warns).
+/// Must be called from process context that may sleep. Calling it from one of the works
+/// deadlocks: the work would wait for itself (`flush_work()` warns).
 fn flush_works() -> bool {
     let mut waited = false;
     for_each_pcp(|pcp| {
         // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot.
-        unsafe {
-            waited |= bindings::flush_work(&raw mut (*pcp).rwork.work);
-            waited |= bindings::flush_work(&raw mut (*pcp).expedite);
-        }
+        waited |= unsafe { bindings::flush_work(&raw mut (*pcp).rwork.work) };
+        // SAFETY: As above.
+        waited |= unsafe { bindings::flush_work(&raw mut (*pcp).expedite) };
     });
     waited
 }

@@ -56,6 +56,11 @@ __rust_helper bool rust_helper_folio_put_testzero(struct folio *folio)
 	return folio_put_testzero(folio);
 }
 
+__rust_helper bool rust_helper_folio_ref_freeze(struct folio *folio, int count)
+{
+	return folio_ref_freeze(folio, count);
+}
+
 __rust_helper void rust_helper_folio_ref_unfreeze(struct folio *folio, int count)
 {
 	folio_ref_unfreeze(folio, count);

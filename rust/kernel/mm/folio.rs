@@ -212,8 +212,8 @@ impl<S: RefState> Folio<S> {
     /// Returns the number of base pages in the folio.
     #[inline]
     pub fn nr_pages(&self) -> usize {
-        // No overflow check (a panic, under the callers' locks): the order of a folio is far
-        // below the bits of `usize`.
+        // `folio_order()` is at most `MAX_FOLIO_ORDER`, below 32 on every architecture:
+        // `wrapping_shl()` only drops the shift check, a panic under the callers' locks.
         1usize.wrapping_shl(self.order())
     }
 
@@ -416,20 +416,33 @@ mod tests {
 
     /// Sets the count of a new folio to `count`, takes `clones` references on it, and returns the
     /// count after them and the warnings they gave. The references are not tracked, and the
-    /// folio is leaked, as a saturated `refcount_t` leaks its object: a speculative reference
-    /// (`folio_try_get()` of a lockless page cache lookup that found the folio before its last
-    /// free, or of a PFN walker) may be taken and dropped at any time, and its put would free the
-    /// folio under us if the count were set back to our one reference.
+    /// folio is leaked (a page per case), as a saturated `refcount_t` leaks its object: a
+    /// speculative reference (`folio_try_get()` of a lockless page cache lookup that found the
+    /// folio before its last free, or of a PFN walker) may be taken and put at any time, and its
+    /// put would free the folio under us if the count were set back to our one reference.
     fn clone_from_count(count: i32, clones: usize) -> Result<(i32, i32)> {
         let folio = Folio::alloc(GFP_KERNEL, 0)?;
+        // Frozen at our one reference, the count is zero and no speculative reference is held
+        // (the freeze fails while one is) or can be taken: the count set below wipes out none.
+        // A speculative reference held right now is rare; the case fails rather than wait.
+        // SAFETY: The folio is valid and ours; frozen, it is set to a count below.
+        if !unsafe { bindings::folio_ref_freeze(folio.as_raw(), 1) } {
+            // Not frozen: our reference is put as usual.
+            return Err(EAGAIN);
+        }
         // SAFETY: A KUnit test is running in this thread.
         let test = unsafe { bindings::kunit_get_current_test() };
         // SAFETY: No other suppression is active in this test; the warnings expected are
         // counted, not printed, until `kunit_end_suppress_warning()`.
         let suppressed = unsafe { bindings::kunit_start_suppress_warning(test) };
-        // SAFETY: The folio is ours, and it is never freed (leaked below): whatever count it has,
-        // and whatever a speculative reference adds and drops meanwhile, no put frees it, since
-        // none brings a count set here, or the saturated one, down to zero from one.
+        // This breaks the invariants of `Folio<Referenced>` on purpose (zero or a negative count
+        // are C's bad puts, which the cases reproduce), as `ref_count()` and the clones below
+        // need only a valid `struct folio`. A speculative reference taken from now on is put
+        // back by its holder, and the folio is never freed (leaked below): such a pair moves the
+        // count by one and back, except where the count is one of the bad ones set here, where
+        // it meets what any bad count meets (`put_page_testzero()` of a count of zero is a
+        // `VM_BUG_ON`): the window is these few instructions, as for `refcount_t` saturation.
+        // SAFETY: The folio is valid, ours and frozen: no reference is wiped out.
         unsafe { bindings::folio_set_count(folio.as_raw(), count) };
         for _ in 0..clones {
             core::mem::forget(folio.clone());

@@ -175,7 +175,8 @@ impl<S: RefState> FolioList<S> {
             // belongs to the holder of the list, whose batch (the caller's guarantee) holds it
             // now and keeps it so: only the holder frees it or changes its state.
             let folio = unsafe { Folio::from_raw(folio.as_ptr()) };
-            moved += folio.nr_pages();
+            // Under the callers' locks: no overflow check (a panic), as C counts.
+            moved = moved.wrapping_add(folio.nr_pages());
             // SAFETY: As above; the batch has space, so it takes the folio.
             let _ = unsafe { batch.push(folio) };
         }
