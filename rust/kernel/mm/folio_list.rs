@@ -163,7 +163,7 @@ impl<S: RefState> FolioList<S> {
     /// a folio of a list freed after a grace period must not move into a batch freed at once.
     #[inline]
     pub unsafe fn move_to_batch(&self, batch: &mut FolioBatch<S>) -> usize {
-        let mut moved = 0;
+        let mut moved: usize = 0;
         while batch.space() > 0 {
             // SAFETY: By the type invariants, `inner` is initialised, its lock held, and its
             // entries are folios' `lru` links.

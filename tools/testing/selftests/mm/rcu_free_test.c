@@ -41,7 +41,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <linux/mempolicy.h>
@@ -65,9 +64,6 @@
 #endif
 #ifndef MADV_SOFT_OFFLINE
 #define MADV_SOFT_OFFLINE	101
-#endif
-#ifndef MADV_COLD
-#define MADV_COLD		20
 #endif
 #define KPF_ACTIVE_BIT		6	/* include/uapi/linux/kernel-page-flags.h */
 
@@ -381,9 +377,6 @@ static int write_long(const char *file, long val)
 /* The PFNs in the CMA area of the file's pages, as pages_in_cma() last found them. */
 static long cma_pfns[CMA_FILE_SIZE / STRIDE];
 static long nr_cma_pfns;
-/* The CPUs cma_test() may run on, while pin_cpu() keeps it on one. */
-static cpu_set_t cma_cpus;
-static bool cma_pinned;
 
 static const char *const cma_counters[] = {
 	"nr_free_rcu_pages", "rcu_free_deferred", "rcu_free_expedited",
@@ -589,9 +582,6 @@ static long fill_cma(int fd, off_t size, long base, long count, off_t *offs)
 			ksft_exit_fail_perror("fork");
 		if (!pid) {
 			close(ready[0]);
-			/* The hog runs anywhere, not on the test's CPU. */
-			if (cma_pinned)
-				sched_setaffinity(0, sizeof(cma_cpus), &cma_cpus);
 			bind_node(node);
 			hog(mib, ready[1]);
 		}
@@ -647,32 +637,6 @@ static long count_active(long n)
 }
 
 /*
- * Keeps the test on the CPU it runs on: the folio batches of the LRU are per
- * CPU (see read_rounds()). Without it (a cpuset that changes, more CPUs than
- * a cpu_set_t holds), the test goes on where the scheduler puts it.
- */
-static void pin_cpu(void)
-{
-	int cpu = sched_getcpu();
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	if (cpu >= 0)
-		CPU_SET(cpu, &one);
-	cma_pinned = cpu >= 0 && !sched_getaffinity(0, sizeof(cma_cpus), &cma_cpus) &&
-		     !sched_setaffinity(0, sizeof(one), &one);
-	if (!cma_pinned)
-		ksft_print_msg("not pinned to a CPU: %s\n", strerror(errno));
-}
-
-static void unpin_cpu(void)
-{
-	if (cma_pinned && sched_setaffinity(0, sizeof(cma_cpus), &cma_cpus))
-		ksft_print_msg("sched_setaffinity: %s\n", strerror(errno));
-	cma_pinned = false;
-}
-
-/*
  * Makes the first @n pages of @offs hot: 8 rounds over them, each page read,
  * then the page half the file away. A read in the folio of the previous read
  * does not mark the folio accessed (filemap_read()), and pages next to each
@@ -680,31 +644,39 @@ static void unpin_cpu(void)
  * would be marked once in all. The page half the file away is of another
  * folio: 16 MiB away, at least 8 PMD-sized folios of 4K pages.
  *
- * Activation is batched per CPU: a small folio read in (or read a second
- * time) waits in its CPU's lru_add (or lru_activate) folio batch, off the LRU
+ * The LRU's folio batches are per CPU: a small folio read in (or read a
+ * second time) waits in a CPU's lru_add (or lru_activate) batch, off the LRU
  * or not yet active, and reads of it change nothing until that batch is
- * drained, which a few small folios never fill. So cma_test() runs on one
- * CPU (pin_cpu()), and after each round MADV_COLD of an empty anonymous
- * mapping drains that CPU's folio batches (lru_add_drain()).
+ * drained, which a few small folios never fill. So every round ends with
+ * lru_add_drain_all(), without dropping any cache: POSIX_FADV_DONTNEED
+ * cannot invalidate a page that is mapped, and generic_fadvise() then drains
+ * the batches of every CPU, in case they held it. The page is one of a file
+ * of its own in cma_dir (tmpfs ignores the advice).
  */
 static void read_rounds(int fd, off_t size, const off_t *offs, long n)
 {
-	void *empty = mmap(NULL, STRIDE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char buf[16];
-	int round;
+	char buf[16], name[4096], *mapped;
+	int round, drain;
 	long i;
 
-	if (empty == MAP_FAILED)
+	snprintf(name, sizeof(name), "%s/rcu_free_test.drain", cma_dir);
+	drain = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (drain < 0 || ftruncate(drain, STRIDE))
+		ksft_exit_fail_perror(name);
+	mapped = mmap(NULL, STRIDE, PROT_READ, MAP_SHARED, drain, 0);
+	if (mapped == MAP_FAILED)
 		ksft_exit_fail_perror("mmap");
+	FORCE_READ(*mapped);
 	for (round = 0; round < 8; round++) {
 		for (i = 0; i < n; i++)
 			if (pread(fd, buf, sizeof(buf), offs[i]) < 0 ||
 			    pread(fd, buf, sizeof(buf), (offs[i] + size / 2) % size) < 0)
 				ksft_exit_fail_perror("pread");
-		if (madvise(empty, STRIDE, MADV_COLD))
-			ksft_exit_fail_perror("MADV_COLD");
+		posix_fadvise(drain, 0, STRIDE, POSIX_FADV_DONTNEED);
 	}
-	munmap(empty, STRIDE);
+	munmap(mapped, STRIDE);
+	close(drain);
+	unlink(name);
 }
 
 static void cma_test(int nth, long most)
@@ -727,7 +699,6 @@ static void cma_test(int nth, long most)
 				      " (cma= and CONFIG_CMA_DEBUGFS)\n", nth);
 		return;
 	}
-	pin_cpu();
 	fd = cma_file(name, sizeof(name));
 	size = CMA_FILE_SIZE;
 	offs = calloc(size / STRIDE, sizeof(*offs));
@@ -804,7 +775,6 @@ out:
 	free(offs);
 	close(fd);
 	unlink(name);
-	unpin_cpu();
 }
 
 /* nr_free_rcu_pages with the per-CPU deltas folded in. */
