@@ -562,7 +562,9 @@ static void bind_node(int node)
  * Movable allocations come from CMA once more than half of a zone's free
  * memory is CMA (or the rest runs out). So: on the node of the CMA area, a
  * hog takes all but @margin MiB of the free memory, and the file is dropped
- * and read back in on that node, until some of it sits in the CMA area.
+ * and read back in on that node, until some of it sits in the CMA area. An
+ * attempt drops what the one before placed: after the first, it takes
+ * another only if none of the file got there (a few pages test as well).
  */
 static long fill_cma(int fd, off_t size, long base, long count, off_t *offs)
 {
@@ -572,7 +574,7 @@ static long fill_cma(int fd, off_t size, long base, long count, off_t *offs)
 	char c;
 	pid_t pid;
 
-	for (attempt = 0; attempt < 3 && n < 64; attempt++) {
+	for (attempt = 0; attempt < 3 && (attempt ? !n : n < 64); attempt++) {
 		long mib = node >= 0 ? node_free_mib(node) - margins[attempt] : hog_mib;
 
 		if (mib <= 0 || pipe(ready))
