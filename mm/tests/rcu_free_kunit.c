@@ -12,11 +12,12 @@
  * what their own folios do, never global counts: page cache folios may be
  * flagged and freed meanwhile.
  *
- * The last case runs each engine through one script of frees, works,
- * drains and grace periods, on storage and grace periods of its own (static
- * stubs of the shims in mm/page_alloc.c), and checks that it frees every
- * folio in the step the mechanism says; with both engines built
- * (CONFIG_PAGE_RCU_FREE_RUST), that both do exactly the same.
+ * The last two cases run each engine through scripts of frees, works,
+ * drains and grace periods, on storage and grace periods of their own
+ * (static stubs of the shims in mm/page_alloc.c), one CPU's and then two
+ * CPUs', and check that it frees every folio in the step the mechanism
+ * says; with both engines built (CONFIG_PAGE_RCU_FREE_RUST), that both do
+ * exactly the same.
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
@@ -248,10 +249,12 @@ static void expedites_when_memory_runs_short(struct kunit *test)
 }
 
 /*
- * The script. Each engine runs it on a private struct rcu_free_pcp, seen as
- * CPU 0's and the only CPU's, whose cookies are steps of a grace period
- * counter the script advances ("gp") and the expedited grace periods advance
- * too. The works are called by the script, not queued: a kick is recorded.
+ * The scripts. Each engine runs them on private storage (struct
+ * rcu_free_pcp), whose cookies are steps of a grace period counter the
+ * script advances ("gp") and the expedited grace periods advance too. The
+ * works are called by the script, not queued: a kick is recorded. The first
+ * script runs on one CPU's storage, CPU 0's; the second on two, CPU 0's and
+ * the last possible CPU's, with none for the CPUs between them.
  */
 #define SCRIPT_FOLIOS	522
 #define SCRIPT_MANY	512	/* frees of 2 MiB or more: they expedite */
@@ -260,17 +263,26 @@ static void expedites_when_memory_runs_short(struct kunit *test)
 enum script_event {
 	EV_RELEASE,		/* a folio handed to free_unref_folios() */
 	EV_BATCH,		/* the end of a batch handed there */
-	EV_KICK,
+	EV_KICK,		/* the work of a storage (its index) kicked */
 	EV_KICK_EXPEDITE,
 	EV_EXPEDITED,		/* an expedited grace period waited for */
+	EV_DRAIN_LOCK,		/* the drain lock: what taking it returned */
+	EV_DRAIN_BEGIN,		/* what beginning a drain returned */
+	EV_DRAIN_UNLOCK,
 	EV_STEP,		/* end of a step: its drain result and pages */
 };
 
 struct script_run {
-	struct rcu_free_pcp pcp;
+	struct rcu_free_pcp pcp[2];
+	unsigned int nr_pcp;	/* storages of the script: 1 or 2 */
+	unsigned int cpu;	/* the storage that frees go to */
 	struct folio **folios;
+	unsigned int nr_folios;
 	unsigned long gp;	/* grace periods ended */
 	u64 drain_gen;		/* the drain generation */
+	int drain_held;		/* the drain lock taken, less released */
+	bool drain_raced;	/* a whole drain runs while the next waits */
+	bool fatal_signal;	/* the next drain lock is interrupted */
 	bool short_of_memory;
 	bool work_in_sync;	/* run the work inside the next expedited GP */
 	const struct rcu_free_engine *engine;
@@ -284,6 +296,14 @@ struct script_run {
 		long arg;
 	} log[SCRIPT_EVENTS];
 	int release_step[SCRIPT_FOLIOS];
+};
+
+/* A script: its steps, and the step in which each of its folios is freed. */
+struct script {
+	unsigned int nr_folios;
+	unsigned int nr_pcp;
+	void (*run)(struct script_run *run, const struct rcu_free_engine *engine);
+	int (*expected_step)(int index);
 };
 
 static struct script_run *script_run(void)
@@ -303,15 +323,23 @@ static void script_log(struct script_run *run, enum script_event event, long arg
 
 static struct rcu_free_pcp *script_pcp_lock(unsigned long *flags)
 {
-	struct rcu_free_pcp *pcp = &script_run()->pcp;
+	struct script_run *run = script_run();
+	struct rcu_free_pcp *pcp = &run->pcp[run->cpu];
 
 	spin_lock_irqsave(&pcp->lock, *flags);
 	return pcp;
 }
 
+/* The second storage is the last possible CPU's: the engines skip a gap. */
 static struct rcu_free_pcp *script_cpu_pcp(int cpu)
 {
-	return cpu ? NULL : &script_run()->pcp;
+	struct script_run *run = script_run();
+
+	if (!cpu)
+		return &run->pcp[0];
+	if (run->nr_pcp > 1 && cpu == nr_cpu_ids - 1)
+		return &run->pcp[1];
+	return NULL;
 }
 
 static void script_stamp(struct rcu_free_pcp *pcp)
@@ -338,13 +366,17 @@ static void script_synchronize_expedited(void)
 
 	if (run->work_in_sync) {
 		run->work_in_sync = false;
-		run->engine->work(&run->pcp.rwork.work);
+		run->engine->work(&run->pcp[0].rwork.work);
 		script_end_step(run, 0);
 	}
 	run->gp++;
 }
 
-/* The drains of the script have a generation of their own and no lock. */
+/*
+ * The drains of the script have a generation of their own, and a lock that
+ * is only counted: with drain_raced, a whole drain begins and ends while the
+ * next one waits for the lock; with fatal_signal, the wait is interrupted.
+ */
 static u64 script_drain_arrive(void)
 {
 	return script_run()->drain_gen;
@@ -352,21 +384,40 @@ static u64 script_drain_arrive(void)
 
 static int script_drain_lock(void)
 {
-	return 0;
+	struct script_run *run = script_run();
+	int ret = 0;
+
+	if (run->drain_raced) {
+		run->drain_raced = false;
+		run->drain_gen++;
+	}
+	if (run->fatal_signal) {
+		run->fatal_signal = false;
+		ret = -EINTR;
+	} else {
+		run->drain_held++;
+	}
+	script_log(run, EV_DRAIN_LOCK, ret);
+	return ret;
 }
 
 static bool script_drain_begin(u64 arrived)
 {
 	struct script_run *run = script_run();
+	bool begun = run->drain_gen == arrived;
 
-	if (run->drain_gen != arrived)
-		return false;
-	run->drain_gen++;
-	return true;
+	if (begun)
+		run->drain_gen++;
+	script_log(run, EV_DRAIN_BEGIN, begun);
+	return begun;
 }
 
 static void script_drain_unlock(void)
 {
+	struct script_run *run = script_run();
+
+	run->drain_held--;
+	script_log(run, EV_DRAIN_UNLOCK, 0);
 }
 
 static void script_account(struct folio *folio, long nr_pages)
@@ -386,19 +437,23 @@ static bool script_memory_short(struct folio *folio)
 
 static void script_kick(struct rcu_free_pcp *pcp)
 {
-	script_log(script_run(), EV_KICK, 0);
+	struct script_run *run = script_run();
+
+	script_log(run, EV_KICK, pcp - run->pcp);
 }
 
 static void script_kick_expedite(struct rcu_free_pcp *pcp)
 {
-	script_log(script_run(), EV_KICK_EXPEDITE, 0);
+	struct script_run *run = script_run();
+
+	script_log(run, EV_KICK_EXPEDITE, pcp - run->pcp);
 }
 
 static int script_index(struct script_run *run, struct folio *folio)
 {
 	int i;
 
-	for (i = 0; i < SCRIPT_FOLIOS; i++)
+	for (i = 0; i < run->nr_folios; i++)
 		if (run->folios[i] == folio)
 			return i;
 	return -1;
@@ -440,25 +495,206 @@ static void script_defer(struct script_run *run, const struct rcu_free_engine *e
 	engine->defer(folio);
 }
 
+/* Frees folio @index of the script on the CPU of storage @cpu. */
+static void script_defer_on(struct script_run *run, const struct rcu_free_engine *engine,
+			    unsigned int cpu, int index)
+{
+	run->cpu = cpu;
+	script_defer(run, engine, index);
+	run->cpu = 0;
+}
+
 static void script_end_step(struct script_run *run, long drained)
 {
+	unsigned int i;
+
 	script_log(run, EV_STEP, drained);
-	script_log(run, EV_STEP, run->pcp.nr_pages);
+	for (i = 0; i < run->nr_pcp; i++)
+		script_log(run, EV_STEP, run->pcp[i].nr_pages);
 	run->step++;
 }
 
-/* Runs the script on @engine; returns the log in @run. */
-static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
-		       struct script_run *run)
+/* The first script, on CPU 0's storage alone. */
+static void script_one_cpu(struct script_run *run, const struct rcu_free_engine *engine)
+{
+	struct rcu_work *rwork = &run->pcp[0].rwork;
+	int i;
+
+	/* 0: three folios freed, one of order 2. */
+	for (i = 0; i < 3; i++)
+		script_defer(run, engine, i);
+	script_end_step(run, 0);
+	/* 1: the work before a grace period: frees nothing, closes open. */
+	engine->work(&rwork->work);
+	script_end_step(run, 0);
+	/* 2: another folio, on open. */
+	script_defer(run, engine, 3);
+	script_end_step(run, 0);
+	/* 3: a grace period; the work frees closed (0-2) and closes 3. */
+	run->gp++;
+	engine->work(&rwork->work);
+	script_end_step(run, 0);
+	/* 4: 3 was stamped before that grace period: freed now. */
+	engine->work(&rwork->work);
+	script_end_step(run, 0);
+	/* 5: memory short: the frees that reach 2 MiB expedite, once. */
+	run->short_of_memory = true;
+	for (i = 4; i < 4 + SCRIPT_MANY; i++)
+		script_defer(run, engine, i);
+	run->short_of_memory = false;
+	script_end_step(run, 0);
+	/* 6: the expedite work frees them all, in batches. */
+	engine->expedite(&run->pcp[0].expedite);
+	script_end_step(run, 0);
+	/* 7: a drain frees a folio on open. */
+	script_defer(run, engine, 516);
+	script_end_step(run, engine->drain_all());
+	/* 8: a drain with nothing waiting. */
+	script_end_step(run, engine->drain_all());
+	/* 9: a folio on closed, one on open, a grace period: a drain frees both. */
+	script_defer(run, engine, 517);
+	engine->work(&rwork->work);
+	script_defer(run, engine, 518);
+	run->gp++;
+	script_end_step(run, engine->drain_all());
+	/*
+	 * 10: a folio closed by a work, then the work again before a grace
+	 * period: its cookie has not passed, nothing is freed.
+	 */
+	script_defer(run, engine, 519);
+	engine->work(&rwork->work);
+	engine->work(&rwork->work);
+	script_end_step(run, 0);
+	/* 11: after a grace period, the work frees it. */
+	run->gp++;
+	engine->work(&rwork->work);
+	script_end_step(run, 0);
+	/*
+	 * 12: a folio closed by a work, a grace period that covers it, and a
+	 * folio on open after that.
+	 */
+	script_defer(run, engine, 520);
+	engine->work(&rwork->work);
+	run->gp++;
+	script_defer(run, engine, 521);
+	script_end_step(run, 0);
+	/*
+	 * 13: the expedite closes open onto the closed list: both now wait for
+	 * the newer cookie. A work between that close and the expedited grace
+	 * period frees neither (an engine that kept the older cookie frees
+	 * both there); 14: the expedite frees both after its grace period.
+	 */
+	run->work_in_sync = true;
+	engine->expedite(&run->pcp[0].expedite);
+	script_end_step(run, 0);
+}
+
+static int script_one_cpu_step(int index)
+{
+	if (index < 3)
+		return 3;
+	if (index == 3)
+		return 4;
+	if (index < 4 + SCRIPT_MANY)
+		return 6;
+	if (index == 516)
+		return 7;
+	if (index < 519)
+		return 9;
+	if (index == 519)
+		return 11;
+	return 14;
+}
+
+/*
+ * The second script: two CPUs' storage, CPU 0's and the last possible
+ * CPU's, and the drains that do nothing: one that finds that a whole drain
+ * ran while it waited for the lock, one that a fatal signal interrupts.
+ */
+static void script_two_cpus(struct script_run *run, const struct rcu_free_engine *engine)
+{
+	struct rcu_work *rwork0 = &run->pcp[0].rwork, *rwork1 = &run->pcp[1].rwork;
+
+	/* 0: a folio freed on CPU 0, one of order 2 on the last CPU. */
+	script_defer_on(run, engine, 0, 0);
+	script_defer_on(run, engine, 1, 1);
+	script_end_step(run, 0);
+	/*
+	 * 1: the last CPU's work closes its folio; a grace period; CPU 0's
+	 * work closes its own and frees nothing of the other CPU's.
+	 */
+	engine->work(&rwork1->work);
+	run->gp++;
+	engine->work(&rwork0->work);
+	script_end_step(run, 0);
+	/* 2: the last CPU's work frees its folio. */
+	engine->work(&rwork1->work);
+	script_end_step(run, 0);
+	/*
+	 * 3: a folio freed on the last CPU: a drain frees it and CPU 0's
+	 * closed one, past the CPUs that have no storage.
+	 */
+	script_defer_on(run, engine, 1, 2);
+	script_end_step(run, engine->drain_all());
+	/*
+	 * 4: a folio freed on CPU 0; a whole drain begins and ends while the
+	 * next one waits for the lock: that one frees nothing and says to look
+	 * again (1).
+	 */
+	script_defer_on(run, engine, 0, 3);
+	run->drain_raced = true;
+	script_end_step(run, engine->drain_all());
+	/*
+	 * 5: a folio freed on the last CPU; a fatal signal interrupts the wait
+	 * for the drain lock: nothing is freed, the lock is not released, the
+	 * drain returns 0.
+	 */
+	script_defer_on(run, engine, 1, 4);
+	run->fatal_signal = true;
+	script_end_step(run, engine->drain_all());
+	/* 6: a drain frees both. */
+	script_end_step(run, engine->drain_all());
+}
+
+static int script_two_cpus_step(int index)
+{
+	static const int steps[] = { 3, 2, 3, 6, 6 };
+
+	return steps[index];
+}
+
+static const struct script scripts[] = {
+	{
+		.nr_folios = SCRIPT_FOLIOS,
+		.nr_pcp = 1,
+		.run = script_one_cpu,
+		.expected_step = script_one_cpu_step,
+	},
+	{
+		.nr_folios = 5,
+		.nr_pcp = 2,
+		.run = script_two_cpus,
+		.expected_step = script_two_cpus_step,
+	},
+};
+
+/* Runs @script on @engine; returns the log in @run. */
+static void run_script(struct kunit *test, const struct script *script,
+		       const struct rcu_free_engine *engine, struct script_run *run)
 {
 	unsigned int noreclaim;
 	int i;
 
-	spin_lock_init(&run->pcp.lock);
-	INIT_LIST_HEAD(&run->pcp.open);
-	INIT_LIST_HEAD(&run->pcp.closed);
-	INIT_RCU_WORK(&run->pcp.rwork, engine->work);
-	INIT_WORK(&run->pcp.expedite, engine->expedite);
+	for (i = 0; i < script->nr_pcp; i++) {
+		struct rcu_free_pcp *pcp = &run->pcp[i];
+
+		spin_lock_init(&pcp->lock);
+		INIT_LIST_HEAD(&pcp->open);
+		INIT_LIST_HEAD(&pcp->closed);
+		INIT_RCU_WORK(&pcp->rwork, engine->work);
+		INIT_WORK(&pcp->expedite, engine->expedite);
+	}
+	run->nr_pcp = script->nr_pcp;
 	for (i = 0; i < SCRIPT_FOLIOS; i++)
 		run->release_step[i] = -1;
 	run->engine = engine;
@@ -487,73 +723,7 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 	kunit_activate_static_stub(test, rcu_free_cpu_pcp, script_cpu_pcp);
 	kunit_activate_static_stub(test, rcu_free_pcp_lock, script_pcp_lock);
 
-	/* 0: three folios freed, one of order 2. */
-	for (i = 0; i < 3; i++)
-		script_defer(run, engine, i);
-	script_end_step(run, 0);
-	/* 1: the work before a grace period: frees nothing, closes open. */
-	engine->work(&run->pcp.rwork.work);
-	script_end_step(run, 0);
-	/* 2: another folio, on open. */
-	script_defer(run, engine, 3);
-	script_end_step(run, 0);
-	/* 3: a grace period; the work frees closed (0-2) and closes 3. */
-	run->gp++;
-	engine->work(&run->pcp.rwork.work);
-	script_end_step(run, 0);
-	/* 4: 3 was stamped before that grace period: freed now. */
-	engine->work(&run->pcp.rwork.work);
-	script_end_step(run, 0);
-	/* 5: memory short: the frees that reach 2 MiB expedite, once. */
-	run->short_of_memory = true;
-	for (i = 4; i < 4 + SCRIPT_MANY; i++)
-		script_defer(run, engine, i);
-	run->short_of_memory = false;
-	script_end_step(run, 0);
-	/* 6: the expedite work frees them all, in batches. */
-	engine->expedite(&run->pcp.expedite);
-	script_end_step(run, 0);
-	/* 7: a drain frees a folio on open. */
-	script_defer(run, engine, 516);
-	script_end_step(run, engine->drain_all());
-	/* 8: a drain with nothing waiting. */
-	script_end_step(run, engine->drain_all());
-	/* 9: a folio on closed, one on open, a grace period: a drain frees both. */
-	script_defer(run, engine, 517);
-	engine->work(&run->pcp.rwork.work);
-	script_defer(run, engine, 518);
-	run->gp++;
-	script_end_step(run, engine->drain_all());
-	/*
-	 * 10: a folio closed by a work, then the work again before a grace
-	 * period: its cookie has not passed, nothing is freed.
-	 */
-	script_defer(run, engine, 519);
-	engine->work(&run->pcp.rwork.work);
-	engine->work(&run->pcp.rwork.work);
-	script_end_step(run, 0);
-	/* 11: after a grace period, the work frees it. */
-	run->gp++;
-	engine->work(&run->pcp.rwork.work);
-	script_end_step(run, 0);
-	/*
-	 * 12: a folio closed by a work, a grace period that covers it, and a
-	 * folio on open after that.
-	 */
-	script_defer(run, engine, 520);
-	engine->work(&run->pcp.rwork.work);
-	run->gp++;
-	script_defer(run, engine, 521);
-	script_end_step(run, 0);
-	/*
-	 * 13: the expedite closes open onto the closed list: both now wait for
-	 * the newer cookie. A work between that close and the expedited grace
-	 * period frees neither (an engine that kept the older cookie frees
-	 * both there); 14: the expedite frees both after its grace period.
-	 */
-	run->work_in_sync = true;
-	engine->expedite(&run->pcp.expedite);
-	script_end_step(run, 0);
+	script->run(run, engine);
 
 	kunit_deactivate_static_stub(test, rcu_free_pcp_lock);
 	kunit_deactivate_static_stub(test, rcu_free_cpu_pcp);
@@ -577,32 +747,19 @@ static void run_script(struct kunit *test, const struct rcu_free_engine *engine,
 static void script_clean(struct script_run *run)
 {
 	struct folio *folio, *next;
+	unsigned int i;
 
-	list_splice_tail_init(&run->pcp.open, &run->pcp.closed);
-	list_for_each_entry_safe(folio, next, &run->pcp.closed, lru) {
-		list_del(&folio->lru);
-		folio_clear_rcu_free(folio);
-		folio_ref_unfreeze(folio, 1);
-		folio_put(folio);
+	for (i = 0; i < run->nr_pcp; i++) {
+		struct rcu_free_pcp *pcp = &run->pcp[i];
+
+		list_splice_tail_init(&pcp->open, &pcp->closed);
+		list_for_each_entry_safe(folio, next, &pcp->closed, lru) {
+			list_del(&folio->lru);
+			folio_clear_rcu_free(folio);
+			folio_ref_unfreeze(folio, 1);
+			folio_put(folio);
+		}
 	}
-}
-
-/* The step in which the mechanism frees each folio of the script. */
-static int script_expected_step(int index)
-{
-	if (index < 3)
-		return 3;
-	if (index == 3)
-		return 4;
-	if (index < 4 + SCRIPT_MANY)
-		return 6;
-	if (index == 516)
-		return 7;
-	if (index < 519)
-		return 9;
-	if (index == 519)
-		return 11;
-	return 14;
 }
 
 static const struct rcu_free_engine built_engine = {
@@ -620,43 +777,55 @@ static const struct rcu_free_engine *const engines[] = {
 #endif
 };
 
-static void engines_follow_the_script(struct kunit *test)
+/*
+ * Runs @script on every engine built: each frees every folio in the step
+ * the mechanism says, and all do the same releases, batches, kicks, drain
+ * lock and drain results, in the same order.
+ */
+static void engines_follow(struct kunit *test, const struct script *script)
 {
 	struct script_run *runs[ARRAY_SIZE(engines)];
 	struct folio **folios;
 	int e, i;
 
-	folios = kunit_kcalloc(test, SCRIPT_FOLIOS, sizeof(*folios), GFP_KERNEL);
+	folios = kunit_kcalloc(test, script->nr_folios, sizeof(*folios), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, folios);
 	for (e = 0; e < ARRAY_SIZE(engines); e++) {
+		const char *name = engines[e]->name;
 		struct script_run *run;
 
 		run = kunit_kzalloc(test, sizeof(*run), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, run);
 		runs[e] = run;
 		/* Allocated before the stubs are on: no reclaim under them. */
-		for (i = 0; i < SCRIPT_FOLIOS; i++) {
+		for (i = 0; i < script->nr_folios; i++) {
 			folios[i] = folio_alloc(GFP_KERNEL, i == 1 ? 2 : 0);
 			KUNIT_ASSERT_NOT_NULL(test, folios[i]);
 		}
 		run->folios = folios;
-		run_script(test, engines[e], run);
-		for (i = 0; i < SCRIPT_FOLIOS; i++) {
+		run->nr_folios = script->nr_folios;
+		run_script(test, script, engines[e], run);
+		for (i = 0; i < script->nr_folios; i++) {
 			/* Freed by the engine, back at refcount one here. */
 			if (run->release_step[i] >= 0)
 				folio_put(folios[i]);
 			KUNIT_EXPECT_EQ_MSG(test, run->release_step[i],
-					    script_expected_step(i),
-					    "%s engine, folio %d", engines[e]->name, i);
+					    script->expected_step(i),
+					    "%s engine, folio %d", name, i);
 		}
-		KUNIT_EXPECT_EQ_MSG(test, run->foreign, 0, "%s engine", engines[e]->name);
-		KUNIT_EXPECT_EQ_MSG(test, run->accounted, 0, "%s engine", engines[e]->name);
-		KUNIT_EXPECT_EQ_MSG(test, run->pcp.nr_pages, 0, "%s engine", engines[e]->name);
-		KUNIT_EXPECT_TRUE(test, list_empty(&run->pcp.open));
-		KUNIT_EXPECT_TRUE(test, list_empty(&run->pcp.closed));
+		KUNIT_EXPECT_EQ_MSG(test, run->foreign, 0, "%s engine", name);
+		KUNIT_EXPECT_EQ_MSG(test, run->accounted, 0, "%s engine", name);
+		KUNIT_EXPECT_EQ_MSG(test, run->drain_held, 0, "%s engine", name);
+		for (i = 0; i < script->nr_pcp; i++) {
+			KUNIT_EXPECT_EQ_MSG(test, run->pcp[i].nr_pages, 0,
+					    "%s engine, storage %d", name, i);
+			KUNIT_EXPECT_TRUE_MSG(test, list_empty(&run->pcp[i].open),
+					      "%s engine, storage %d", name, i);
+			KUNIT_EXPECT_TRUE_MSG(test, list_empty(&run->pcp[i].closed),
+					      "%s engine, storage %d", name, i);
+		}
 		script_clean(run);
 	}
-	/* Every engine built: the same releases, batches, kicks and drains. */
 	for (e = 1; e < ARRAY_SIZE(engines); e++) {
 		KUNIT_EXPECT_EQ(test, runs[e]->nr, runs[0]->nr);
 		for (i = 0; i < min(runs[e]->nr, runs[0]->nr); i++) {
@@ -674,6 +843,19 @@ static void engines_follow_the_script(struct kunit *test)
 	test->priv = NULL;
 }
 
+static void engines_follow_the_script(struct kunit *test)
+{
+	engines_follow(test, &scripts[0]);
+}
+
+static void engines_follow_the_script_on_two_cpus(struct kunit *test)
+{
+	/* The last possible CPU, with a CPU that has no storage before it. */
+	if (nr_cpu_ids < 3)
+		kunit_skip(test, "fewer than 3 possible CPUs");
+	engines_follow(test, &scripts[1]);
+}
+
 static struct kunit_case rcu_free_cases[] = {
 	KUNIT_CASE(flagged_waits_for_a_grace_period),
 	KUNIT_CASE(drain_all_with_a_normal_grace_period_in_flight),
@@ -681,6 +863,7 @@ static struct kunit_case rcu_free_cases[] = {
 	KUNIT_CASE(batches_drain),
 	KUNIT_CASE(expedites_when_memory_runs_short),
 	KUNIT_CASE(engines_follow_the_script),
+	KUNIT_CASE(engines_follow_the_script_on_two_cpus),
 	{}
 };
 
