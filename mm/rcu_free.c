@@ -22,8 +22,9 @@
  * With CONFIG_PAGE_RCU_FREE_RUST, mm/rcu_free_rust.rs is the engine
  * instead. It is this file function for function: the same lists and
  * cookies (struct rcu_free_pcp, mm/rcu_free.h), works, expedite and drain
- * protocol. This file is then built for the KUnit suite only, which runs a
- * script through both and checks that they do exactly the same.
+ * protocol. This file is then built for the KUnit suite only, which runs
+ * scripts through both and checks that they make the same calls in the same
+ * order; a change to one engine changes the other in the same patch.
  */
 #include <linux/mm.h>
 #include <linux/folio_batch.h>
@@ -152,7 +153,8 @@ static void rcu_free_c_defer(struct folio *folio)
 	rcu_free_pcp_add(pcp, folio);
 	/*
 	 * One expedite at a time per CPU: it takes all the CPU holds, and the
-	 * next one waits until that is free and 2 MiB more came.
+	 * next one is queued by a free after it is done that finds 2 MiB
+	 * waiting (which may have come during its grace period).
 	 */
 	expedite = !pcp->expediting &&
 		   pcp->nr_pages >= RCU_FREE_EXPEDITE_PAGES &&
@@ -213,8 +215,8 @@ static bool rcu_free_flush_works(void)
 	int cpu;
 
 	for_each_rcu_free_pcp(cpu, pcp) {
-		waited |= flush_work(&pcp->rwork.work);
-		waited |= flush_work(&pcp->expedite);
+		waited |= rcu_free_flush(&pcp->rwork.work);
+		waited |= rcu_free_flush(&pcp->expedite);
 	}
 	return waited;
 }

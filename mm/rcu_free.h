@@ -67,6 +67,7 @@ bool rcu_free_memory_short(struct folio *folio);
 void rcu_free_kick(struct rcu_free_pcp *pcp);
 void rcu_free_kick_expedite(struct rcu_free_pcp *pcp);
 void rcu_free_release(struct folio_batch *fbatch);
+bool rcu_free_flush(struct work_struct *work);
 
 /* The engine: mm/rcu_free.c, or mm/rcu_free_rust.rs. */
 void rcu_free_defer(struct folio *folio);

@@ -301,8 +301,9 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         let mut guard = PcpGuard::this_cpu();
         // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
         unsafe { guard.add(folio) };
-        // One expedite at a time per CPU: it takes all the CPU holds, and the next one waits
-        // until that is free and 2 MiB more came.
+        // One expedite at a time per CPU: it takes all the CPU holds, and the next one is queued
+        // by a free after it is done that finds 2 MiB waiting (which may have come during its
+        // grace period).
         // SAFETY: `folio` is valid (we own it, it is not freed before we unlock).
         let expedite = !guard.is_expediting()
             && guard.nr_pages() >= EXPEDITE_PAGES
@@ -495,9 +496,9 @@ fn flush_works() -> bool {
     let mut waited = false;
     for_each_pcp(|pcp| {
         // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot.
-        waited |= unsafe { bindings::flush_work(&raw mut (*pcp).rwork.work) };
+        waited |= unsafe { bindings::rcu_free_flush(&raw mut (*pcp).rwork.work) };
         // SAFETY: As above.
-        waited |= unsafe { bindings::flush_work(&raw mut (*pcp).expedite) };
+        waited |= unsafe { bindings::rcu_free_flush(&raw mut (*pcp).expedite) };
     });
     waited
 }

@@ -16,8 +16,8 @@
  * drains and grace periods, on storage and grace periods of their own
  * (static stubs of the shims in mm/page_alloc.c), one CPU's and then two
  * CPUs', and check that it frees every folio in the step the mechanism
- * says; with both engines built (CONFIG_PAGE_RCU_FREE_RUST), that both do
- * exactly the same.
+ * says; with both engines built (CONFIG_PAGE_RCU_FREE_RUST), that both
+ * make the same calls of those shims in the same order.
  */
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
@@ -252,24 +252,50 @@ static void expedites_when_memory_runs_short(struct kunit *test)
  * The scripts. Each engine runs them on private storage (struct
  * rcu_free_pcp), whose cookies are steps of a grace period counter the
  * script advances ("gp") and the expedited grace periods advance too. The
- * works are called by the script, not queued: a kick is recorded. The first
- * script runs on one CPU's storage, CPU 0's; the second on two, CPU 0's and
- * the last possible CPU's, with none for the CPUs between them.
+ * works are called by the script, not queued: a kick is recorded, and a
+ * flush returns what the script says. The first script runs on one CPU's
+ * storage, CPU 0's; the second on two, CPU 0's and the last possible
+ * CPU's, with none for the CPUs between them.
+ *
+ * What the scripts cannot see: two engines' calls running at once. They
+ * check the order of what one thread does; the stresses (rcu_free_test,
+ * pagecache_read_stress) run the engine that is built under real
+ * concurrency.
  */
-#define SCRIPT_FOLIOS	522
-#define SCRIPT_MANY	512	/* frees of 2 MiB or more: they expedite */
-#define SCRIPT_EVENTS	(3 * SCRIPT_FOLIOS + 64)
+#define SCRIPT_MANY	520	/* 2 MiB of 4K pages and 8 more: they expedite */
+#define SCRIPT_AGAIN	33	/* 2 MiB of 64K folios and one more */
+#define SCRIPT_AGAIN_ORDER	4
+
+/* The folios of the first script, by the steps that free them. */
+enum {
+	F_MANY = 4,				/* 5-6: memory short */
+	F_DRAIN = F_MANY + SCRIPT_MANY,		/* 7: a drain */
+	F_DRAIN_TWO,				/* 9: two, a drain */
+	F_TWICE = F_DRAIN_TWO + 2,		/* 10-11: the work twice */
+	F_EXPEDITE,				/* 12-14: two, an expedite */
+	F_AGAIN = F_EXPEDITE + 2,		/* 15-16: memory short again */
+	F_IN_SYNC = F_AGAIN + SCRIPT_AGAIN,	/* 17-18: a work in a drain */
+	F_RACED,				/* 19-21: a drain raced */
+	F_SIGNAL,				/* 20-21: a drain interrupted */
+	SCRIPT_FOLIOS,
+};
+
+#define SCRIPT_EVENTS	(5 * SCRIPT_FOLIOS)
 
 enum script_event {
 	EV_RELEASE,		/* a folio handed to free_unref_folios() */
 	EV_BATCH,		/* the end of a batch handed there */
+	EV_ACCOUNT,		/* pages counted waiting (or, negative, no more) */
 	EV_KICK,		/* the work of a storage (its index) kicked */
 	EV_KICK_EXPEDITE,
-	EV_EXPEDITED,		/* an expedited grace period waited for */
+	EV_SYNC,		/* an expedited grace period begins */
+	EV_EXPEDITED,		/* one counted for the expedite work */
 	EV_DRAIN_LOCK,		/* the drain lock: what taking it returned */
 	EV_DRAIN_BEGIN,		/* what beginning a drain returned */
 	EV_DRAIN_UNLOCK,
-	EV_STEP,		/* end of a step: its drain result and pages */
+	EV_FLUSH,		/* a work flushed: 2 * storage, + 1 the expedite */
+	EV_STEP,		/* end of a step: its drain result, then per storage */
+				/* its pages and whether it is expediting */
 };
 
 struct script_run {
@@ -283,11 +309,14 @@ struct script_run {
 	int drain_held;		/* the drain lock taken, less released */
 	bool drain_raced;	/* a whole drain runs while the next waits */
 	bool fatal_signal;	/* the next drain lock is interrupted */
+	unsigned int flush_waits; /* flushes that find their work running */
 	bool short_of_memory;
 	bool work_in_sync;	/* run the work inside the next expedited GP */
 	const struct rcu_free_engine *engine;
 	long accounted;		/* pages rcu_free_account() counts waiting */
 	unsigned int foreign;	/* folios released that were not the script's */
+	unsigned int misplaced;	/* calls made with a storage locked, or not */
+	unsigned int flushes, syncs, expedite_kicks;
 	unsigned int step;
 	unsigned int nr;
 	struct {
@@ -302,7 +331,8 @@ struct script_run {
 struct script {
 	unsigned int nr_folios;
 	unsigned int nr_pcp;
-	void (*run)(struct script_run *run, const struct rcu_free_engine *engine);
+	void (*run)(struct kunit *test, struct script_run *run,
+		    const struct rcu_free_engine *engine);
 	int (*expected_step)(int index);
 };
 
@@ -319,6 +349,22 @@ static void script_log(struct script_run *run, enum script_event event, long arg
 	run->log[run->nr].step = run->step;
 	run->log[run->nr].arg = arg;
 	run->nr++;
+}
+
+/* Whether spin_is_locked() tells (always false on UP without DEBUG_SPINLOCK). */
+#define SCRIPT_SEES_LOCKS	(IS_ENABLED(CONFIG_SMP) || IS_ENABLED(CONFIG_DEBUG_SPINLOCK))
+
+/*
+ * Counts a call that must not be made under a storage's lock (with
+ * interrupts disabled): one that frees folios, kicks a work or sleeps.
+ */
+static void script_check_unlocked(struct script_run *run)
+{
+	unsigned int i;
+
+	for (i = 0; i < run->nr_pcp; i++)
+		if (spin_is_locked(&run->pcp[i].lock))
+			run->misplaced++;
 }
 
 static struct rcu_free_pcp *script_pcp_lock(unsigned long *flags)
@@ -357,13 +403,16 @@ static void script_end_step(struct script_run *run, long drained);
 
 /*
  * An expedited grace period; with work_in_sync, the work runs first, as if
- * it raced with the expedite between its close and the grace period: it must
- * free nothing of the lists the expedite just closed.
+ * it raced with the expedite or the drain between its close and the grace
+ * period: it must free nothing of the lists they just closed.
  */
 static void script_synchronize_expedited(void)
 {
 	struct script_run *run = script_run();
 
+	script_check_unlocked(run);
+	run->syncs++;
+	script_log(run, EV_SYNC, 0);
 	if (run->work_in_sync) {
 		run->work_in_sync = false;
 		run->engine->work(&run->pcp[0].rwork.work);
@@ -420,9 +469,43 @@ static void script_drain_unlock(void)
 	script_log(run, EV_DRAIN_UNLOCK, 0);
 }
 
+/* A flush finds its work running while the script says so (flush_waits). */
+static bool script_flush(struct work_struct *work)
+{
+	struct script_run *run = script_run();
+	long which = -1;
+	unsigned int i;
+	bool waited;
+
+	script_check_unlocked(run);
+	for (i = 0; i < run->nr_pcp; i++) {
+		if (work == &run->pcp[i].rwork.work)
+			which = 2 * i;
+		else if (work == &run->pcp[i].expedite)
+			which = 2 * i + 1;
+	}
+	script_log(run, EV_FLUSH, which);
+	run->flushes++;
+	waited = run->flush_waits;
+	if (waited)
+		run->flush_waits--;
+	return waited;
+}
+
+/*
+ * A folio is counted waiting before its storage is unlocked (a drain may
+ * free it right after), and uncounted as it is freed, unlocked.
+ */
 static void script_account(struct folio *folio, long nr_pages)
 {
-	script_run()->accounted += nr_pages;
+	struct script_run *run = script_run();
+
+	if (nr_pages < 0)
+		script_check_unlocked(run);
+	else if (SCRIPT_SEES_LOCKS && !spin_is_locked(&run->pcp[run->cpu].lock))
+		run->misplaced++;
+	run->accounted += nr_pages;
+	script_log(run, EV_ACCOUNT, nr_pages);
 }
 
 static void script_count_expedited(void)
@@ -439,6 +522,7 @@ static void script_kick(struct rcu_free_pcp *pcp)
 {
 	struct script_run *run = script_run();
 
+	script_check_unlocked(run);
 	script_log(run, EV_KICK, pcp - run->pcp);
 }
 
@@ -446,6 +530,8 @@ static void script_kick_expedite(struct rcu_free_pcp *pcp)
 {
 	struct script_run *run = script_run();
 
+	script_check_unlocked(run);
+	run->expedite_kicks++;
 	script_log(run, EV_KICK_EXPEDITE, pcp - run->pcp);
 }
 
@@ -465,6 +551,7 @@ static void script_release(struct folio_batch *fbatch)
 	struct script_run *run = script_run();
 	unsigned int i;
 
+	script_check_unlocked(run);
 	for (i = 0; i < folio_batch_count(fbatch); i++) {
 		struct folio *folio = fbatch->folios[i];
 		int index = script_index(run, folio);
@@ -509,13 +596,37 @@ static void script_end_step(struct script_run *run, long drained)
 	unsigned int i;
 
 	script_log(run, EV_STEP, drained);
-	for (i = 0; i < run->nr_pcp; i++)
+	for (i = 0; i < run->nr_pcp; i++) {
 		script_log(run, EV_STEP, run->pcp[i].nr_pages);
+		script_log(run, EV_STEP, run->pcp[i].expediting);
+	}
 	run->step++;
 }
 
+/*
+ * A drain, which must return @result, flush both works of every storage
+ * when it runs (@ran) and wait for @syncs expedited grace periods; it ends
+ * the step.
+ */
+static void script_drain(struct kunit *test, struct script_run *run,
+			 const struct rcu_free_engine *engine, long result,
+			 bool ran, unsigned int syncs)
+{
+	unsigned int flushes = run->flushes, synced = run->syncs;
+	long drained = engine->drain_all();
+
+	KUNIT_EXPECT_EQ_MSG(test, drained, result, "%s engine, step %u",
+			    engine->name, run->step);
+	KUNIT_EXPECT_EQ_MSG(test, run->flushes - flushes, ran ? 2 * run->nr_pcp : 0,
+			    "%s engine, step %u", engine->name, run->step);
+	KUNIT_EXPECT_EQ_MSG(test, run->syncs - synced, syncs, "%s engine, step %u",
+			    engine->name, run->step);
+	script_end_step(run, drained);
+}
+
 /* The first script, on CPU 0's storage alone. */
-static void script_one_cpu(struct script_run *run, const struct rcu_free_engine *engine)
+static void script_one_cpu(struct kunit *test, struct script_run *run,
+			   const struct rcu_free_engine *engine)
 {
 	struct rcu_work *rwork = &run->pcp[0].rwork;
 	int i;
@@ -537,31 +648,35 @@ static void script_one_cpu(struct script_run *run, const struct rcu_free_engine 
 	/* 4: 3 was stamped before that grace period: freed now. */
 	engine->work(&rwork->work);
 	script_end_step(run, 0);
-	/* 5: memory short: the frees that reach 2 MiB expedite, once. */
+	/*
+	 * 5: memory short: the free that reaches 2 MiB expedites; the frees
+	 * after it, while that expedite is pending, do not.
+	 */
 	run->short_of_memory = true;
-	for (i = 4; i < 4 + SCRIPT_MANY; i++)
+	for (i = F_MANY; i < F_MANY + SCRIPT_MANY; i++)
 		script_defer(run, engine, i);
 	run->short_of_memory = false;
+	KUNIT_EXPECT_EQ_MSG(test, run->expedite_kicks, 1, "%s engine", engine->name);
 	script_end_step(run, 0);
 	/* 6: the expedite work frees them all, in batches. */
 	engine->expedite(&run->pcp[0].expedite);
 	script_end_step(run, 0);
 	/* 7: a drain frees a folio on open. */
-	script_defer(run, engine, 516);
-	script_end_step(run, engine->drain_all());
-	/* 8: a drain with nothing waiting. */
-	script_end_step(run, engine->drain_all());
+	script_defer(run, engine, F_DRAIN);
+	script_drain(test, run, engine, 1, true, 1);
+	/* 8: a drain with nothing waiting: no grace period. */
+	script_drain(test, run, engine, 0, true, 0);
 	/* 9: a folio on closed, one on open, a grace period: a drain frees both. */
-	script_defer(run, engine, 517);
+	script_defer(run, engine, F_DRAIN_TWO);
 	engine->work(&rwork->work);
-	script_defer(run, engine, 518);
+	script_defer(run, engine, F_DRAIN_TWO + 1);
 	run->gp++;
-	script_end_step(run, engine->drain_all());
+	script_drain(test, run, engine, 2, true, 1);
 	/*
 	 * 10: a folio closed by a work, then the work again before a grace
 	 * period: its cookie has not passed, nothing is freed.
 	 */
-	script_defer(run, engine, 519);
+	script_defer(run, engine, F_TWICE);
 	engine->work(&rwork->work);
 	engine->work(&rwork->work);
 	script_end_step(run, 0);
@@ -573,10 +688,10 @@ static void script_one_cpu(struct script_run *run, const struct rcu_free_engine 
 	 * 12: a folio closed by a work, a grace period that covers it, and a
 	 * folio on open after that.
 	 */
-	script_defer(run, engine, 520);
+	script_defer(run, engine, F_EXPEDITE);
 	engine->work(&rwork->work);
 	run->gp++;
-	script_defer(run, engine, 521);
+	script_defer(run, engine, F_EXPEDITE + 1);
 	script_end_step(run, 0);
 	/*
 	 * 13: the expedite closes open onto the closed list: both now wait for
@@ -587,6 +702,51 @@ static void script_one_cpu(struct script_run *run, const struct rcu_free_engine 
 	run->work_in_sync = true;
 	engine->expedite(&run->pcp[0].expedite);
 	script_end_step(run, 0);
+	/*
+	 * 15: memory short again, with larger folios: the expedite is done, so
+	 * the free that reaches 2 MiB expedites again, once.
+	 */
+	run->short_of_memory = true;
+	for (i = F_AGAIN; i < F_AGAIN + SCRIPT_AGAIN; i++)
+		script_defer(run, engine, i);
+	run->short_of_memory = false;
+	KUNIT_EXPECT_EQ_MSG(test, run->expedite_kicks, 2, "%s engine", engine->name);
+	script_end_step(run, 0);
+	/* 16: the expedite work frees them all. */
+	engine->expedite(&run->pcp[0].expedite);
+	script_end_step(run, 0);
+	/*
+	 * 17: a drain closes a folio on open, and the work runs between that
+	 * close and the drain's grace period: it frees nothing; 18: the drain
+	 * frees it after its grace period.
+	 */
+	script_defer(run, engine, F_IN_SYNC);
+	run->work_in_sync = true;
+	script_drain(test, run, engine, 1, true, 1);
+	/*
+	 * 19: a folio freed; a whole drain begins and ends while the next one
+	 * waits for the lock: that one frees nothing, waits for nothing and
+	 * says to look again (1).
+	 */
+	script_defer(run, engine, F_RACED);
+	run->drain_raced = true;
+	script_drain(test, run, engine, 1, false, 0);
+	/*
+	 * 20: a folio freed; a fatal signal interrupts the wait for the drain
+	 * lock: nothing is freed, the lock is not released, the drain
+	 * returns 0.
+	 */
+	script_defer(run, engine, F_SIGNAL);
+	run->fatal_signal = true;
+	script_drain(test, run, engine, 0, false, 0);
+	/* 21: a drain frees both. */
+	script_drain(test, run, engine, 2, true, 1);
+	/*
+	 * 22: nothing waits, but a work is still freeing what it took off its
+	 * list: the drain waits for it and returns 1 (freed meanwhile).
+	 */
+	run->flush_waits = 1;
+	script_drain(test, run, engine, 1, true, 0);
 }
 
 static int script_one_cpu_step(int index)
@@ -595,23 +755,29 @@ static int script_one_cpu_step(int index)
 		return 3;
 	if (index == 3)
 		return 4;
-	if (index < 4 + SCRIPT_MANY)
+	if (index < F_DRAIN)
 		return 6;
-	if (index == 516)
+	if (index == F_DRAIN)
 		return 7;
-	if (index < 519)
+	if (index < F_TWICE)
 		return 9;
-	if (index == 519)
+	if (index == F_TWICE)
 		return 11;
-	return 14;
+	if (index < F_AGAIN)
+		return 14;
+	if (index < F_IN_SYNC)
+		return 16;
+	if (index == F_IN_SYNC)
+		return 18;
+	return 21;
 }
 
 /*
  * The second script: two CPUs' storage, CPU 0's and the last possible
- * CPU's, and the drains that do nothing: one that finds that a whole drain
- * ran while it waited for the lock, one that a fatal signal interrupts.
+ * CPU's, with none for the CPUs between them.
  */
-static void script_two_cpus(struct script_run *run, const struct rcu_free_engine *engine)
+static void script_two_cpus(struct kunit *test, struct script_run *run,
+			    const struct rcu_free_engine *engine)
 {
 	struct rcu_work *rwork0 = &run->pcp[0].rwork, *rwork1 = &run->pcp[1].rwork;
 
@@ -635,32 +801,26 @@ static void script_two_cpus(struct script_run *run, const struct rcu_free_engine
 	 * closed one, past the CPUs that have no storage.
 	 */
 	script_defer_on(run, engine, 1, 2);
-	script_end_step(run, engine->drain_all());
-	/*
-	 * 4: a folio freed on CPU 0; a whole drain begins and ends while the
-	 * next one waits for the lock: that one frees nothing and says to look
-	 * again (1).
-	 */
-	script_defer_on(run, engine, 0, 3);
-	run->drain_raced = true;
-	script_end_step(run, engine->drain_all());
-	/*
-	 * 5: a folio freed on the last CPU; a fatal signal interrupts the wait
-	 * for the drain lock: nothing is freed, the lock is not released, the
-	 * drain returns 0.
-	 */
-	script_defer_on(run, engine, 1, 4);
-	run->fatal_signal = true;
-	script_end_step(run, engine->drain_all());
-	/* 6: a drain frees both. */
-	script_end_step(run, engine->drain_all());
+	script_drain(test, run, engine, 2, true, 1);
+	/* 4: a folio freed on the last CPU: the drain frees it. */
+	script_defer_on(run, engine, 1, 3);
+	script_drain(test, run, engine, 1, true, 1);
 }
 
 static int script_two_cpus_step(int index)
 {
-	static const int steps[] = { 3, 2, 3, 6, 6 };
+	static const int steps[] = { 3, 2, 3, 4 };
 
 	return steps[index];
+}
+
+static unsigned int script_order(int index)
+{
+	if (index == 1)
+		return 2;
+	if (index >= F_AGAIN && index < F_AGAIN + SCRIPT_AGAIN)
+		return SCRIPT_AGAIN_ORDER;
+	return 0;
 }
 
 static const struct script scripts[] = {
@@ -671,7 +831,7 @@ static const struct script scripts[] = {
 		.expected_step = script_one_cpu_step,
 	},
 	{
-		.nr_folios = 5,
+		.nr_folios = 4,
 		.nr_pcp = 2,
 		.run = script_two_cpus,
 		.expected_step = script_two_cpus_step,
@@ -720,13 +880,15 @@ static void run_script(struct kunit *test, const struct script *script,
 	kunit_activate_static_stub(test, rcu_free_drain_lock, script_drain_lock);
 	kunit_activate_static_stub(test, rcu_free_drain_begin, script_drain_begin);
 	kunit_activate_static_stub(test, rcu_free_drain_unlock, script_drain_unlock);
+	kunit_activate_static_stub(test, rcu_free_flush, script_flush);
 	kunit_activate_static_stub(test, rcu_free_cpu_pcp, script_cpu_pcp);
 	kunit_activate_static_stub(test, rcu_free_pcp_lock, script_pcp_lock);
 
-	script->run(run, engine);
+	script->run(test, run, engine);
 
 	kunit_deactivate_static_stub(test, rcu_free_pcp_lock);
 	kunit_deactivate_static_stub(test, rcu_free_cpu_pcp);
+	kunit_deactivate_static_stub(test, rcu_free_flush);
 	kunit_deactivate_static_stub(test, rcu_free_drain_unlock);
 	kunit_deactivate_static_stub(test, rcu_free_drain_begin);
 	kunit_deactivate_static_stub(test, rcu_free_drain_lock);
@@ -799,7 +961,7 @@ static void engines_follow(struct kunit *test, const struct script *script)
 		runs[e] = run;
 		/* Allocated before the stubs are on: no reclaim under them. */
 		for (i = 0; i < script->nr_folios; i++) {
-			folios[i] = folio_alloc(GFP_KERNEL, i == 1 ? 2 : 0);
+			folios[i] = folio_alloc(GFP_KERNEL, script_order(i));
 			KUNIT_ASSERT_NOT_NULL(test, folios[i]);
 		}
 		run->folios = folios;
@@ -816,6 +978,7 @@ static void engines_follow(struct kunit *test, const struct script *script)
 		KUNIT_EXPECT_EQ_MSG(test, run->foreign, 0, "%s engine", name);
 		KUNIT_EXPECT_EQ_MSG(test, run->accounted, 0, "%s engine", name);
 		KUNIT_EXPECT_EQ_MSG(test, run->drain_held, 0, "%s engine", name);
+		KUNIT_EXPECT_EQ_MSG(test, run->misplaced, 0, "%s engine", name);
 		for (i = 0; i < script->nr_pcp; i++) {
 			KUNIT_EXPECT_EQ_MSG(test, run->pcp[i].nr_pages, 0,
 					    "%s engine, storage %d", name, i);
