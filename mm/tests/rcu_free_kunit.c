@@ -624,6 +624,27 @@ static void script_drain(struct kunit *test, struct script_run *run,
 	script_end_step(run, drained);
 }
 
+/*
+ * Two steps: @nr folios from @first freed on CPU 0 while memory is short,
+ * after which the expedite work must have been kicked @kicks times in all;
+ * then that work runs.
+ */
+static void script_short_of_memory(struct kunit *test, struct script_run *run,
+				   const struct rcu_free_engine *engine, int first,
+				   int nr, unsigned int kicks)
+{
+	int i;
+
+	run->short_of_memory = true;
+	for (i = first; i < first + nr; i++)
+		script_defer(run, engine, i);
+	run->short_of_memory = false;
+	KUNIT_EXPECT_EQ_MSG(test, run->expedite_kicks, kicks, "%s engine", engine->name);
+	script_end_step(run, 0);
+	engine->expedite(&run->pcp[0].expedite);
+	script_end_step(run, 0);
+}
+
 /* The first script, on CPU 0's storage alone. */
 static void script_one_cpu(struct kunit *test, struct script_run *run,
 			   const struct rcu_free_engine *engine)
@@ -650,17 +671,10 @@ static void script_one_cpu(struct kunit *test, struct script_run *run,
 	script_end_step(run, 0);
 	/*
 	 * 5: memory short: the free that reaches 2 MiB expedites; the frees
-	 * after it, while that expedite is pending, do not.
+	 * after it, while that expedite is pending, do not. 6: the expedite
+	 * work frees them all, in batches.
 	 */
-	run->short_of_memory = true;
-	for (i = F_MANY; i < F_MANY + SCRIPT_MANY; i++)
-		script_defer(run, engine, i);
-	run->short_of_memory = false;
-	KUNIT_EXPECT_EQ_MSG(test, run->expedite_kicks, 1, "%s engine", engine->name);
-	script_end_step(run, 0);
-	/* 6: the expedite work frees them all, in batches. */
-	engine->expedite(&run->pcp[0].expedite);
-	script_end_step(run, 0);
+	script_short_of_memory(test, run, engine, F_MANY, SCRIPT_MANY, 1);
 	/* 7: a drain frees a folio on open. */
 	script_defer(run, engine, F_DRAIN);
 	script_drain(test, run, engine, 1, true, 1);
@@ -704,17 +718,10 @@ static void script_one_cpu(struct kunit *test, struct script_run *run,
 	script_end_step(run, 0);
 	/*
 	 * 15: memory short again, with larger folios: the expedite is done, so
-	 * the free that reaches 2 MiB expedites again, once.
+	 * the free that reaches 2 MiB expedites again, once. 16: the expedite
+	 * work frees them all.
 	 */
-	run->short_of_memory = true;
-	for (i = F_AGAIN; i < F_AGAIN + SCRIPT_AGAIN; i++)
-		script_defer(run, engine, i);
-	run->short_of_memory = false;
-	KUNIT_EXPECT_EQ_MSG(test, run->expedite_kicks, 2, "%s engine", engine->name);
-	script_end_step(run, 0);
-	/* 16: the expedite work frees them all. */
-	engine->expedite(&run->pcp[0].expedite);
-	script_end_step(run, 0);
+	script_short_of_memory(test, run, engine, F_AGAIN, SCRIPT_AGAIN, 2);
 	/*
 	 * 17: a drain closes a folio on open, and the work runs between that
 	 * close and the drain's grace period: it frees nothing; 18: the drain
