@@ -56,7 +56,10 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*,
     sizes::SZ_2M,
-    types::NotThreadSafe, //
+    types::{
+        NotThreadSafe,
+        Opaque, //
+    }, //
 };
 
 /// Pages a CPU may hold before it expedites the grace period when memory runs short: 2 MiB
@@ -64,53 +67,154 @@ use kernel::{
 const EXPEDITE_PAGES: c_ulong = SZ_2M / PAGE_SIZE;
 static_assert!(EXPEDITE_PAGES.is_power_of_two());
 
-/// One CPU's deferred frees, locked: interrupts are disabled and `pcp->lock` is held.
+/// One CPU's deferred frees (`struct rcu_free_pcp`): per-CPU storage of the page allocator,
+/// initialised at boot (its lock, lists and works) and never freed. Its lists and counts are
+/// reached only through a [`PcpGuard`], which holds its lock. It is neither [`Send`] nor
+/// [`Sync`] (it wraps an [`Opaque`]), and neither is a reference to it: each entry point makes
+/// its own and keeps none beyond its return. (The KUnit suite's stubs hand the engine storage
+/// of their own through the same shims, which lives for the whole script: no reference
+/// outlives it either.)
 ///
 /// # Invariants
 ///
-/// `pcp` is a valid `struct rcu_free_pcp` (per-CPU storage, never freed) whose lock this guard
-/// holds, taken with `spin_lock_irqsave()` that saved `flags`. While the lock is held, and so
-/// whenever a guard is dropped: every folio on `open` was added before `open_cookie` was taken,
-/// every folio on `closed` before `closed_cookie` was taken, and `nr_pages` is the number of
-/// pages on both. Only [`PcpGuard::add`], [`PcpGuard::close`] and [`PcpGuard::take_done`] change
-/// the lists, and each keeps this: the lists are reached only through the guard's private
-/// methods, and this module is the boundary of that invariant.
-///
-/// Unlike the list_lru guard (`kernel::mm::list_lru`), whose interrupt disable is counted, it
-/// restores the interrupt state it saved, as the C lock functions it wraps do:
-/// dropped before a counted guard taken after it, it would enable interrupts under that lock.
-/// It is private, never held across a call that takes another guard, and always dropped before
-/// its function returns.
-struct PcpGuard {
-    pcp: *mut bindings::rcu_free_pcp,
-    flags: c_ulong,
+/// `inner` is the initialised `struct rcu_free_pcp` of a possible CPU.
+#[repr(transparent)]
+struct Pcp {
+    inner: Opaque<bindings::rcu_free_pcp>,
 }
 
-impl PcpGuard {
-    /// Locks the deferred frees of the CPU this runs on.
+impl Pcp {
+    /// Creates a reference to one CPU's deferred frees.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to the `struct rcu_free_pcp` of a possible CPU (as the shims return it),
+    /// and the storage must outlive `'a`: any lifetime within the engine's entry point that
+    /// made the reference.
     #[inline]
-    fn this_cpu() -> Self {
+    unsafe fn from_raw<'a>(ptr: *mut bindings::rcu_free_pcp) -> &'a Self {
+        // CAST: `Pcp` is a transparent wrapper of `bindings::rcu_free_pcp`.
+        // SAFETY: The caller guarantees a possible CPU's storage, alive for `'a`.
+        // INVARIANT: It was initialised at boot.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// Returns a raw pointer to the C `struct rcu_free_pcp`.
+    #[inline]
+    fn as_raw(&self) -> *mut bindings::rcu_free_pcp {
+        self.inner.get()
+    }
+
+    /// Locks the deferred frees of the CPU this runs on. The storage lives for ever (the
+    /// KUnit suite's for the whole script), and the guard is dropped before the entry point that
+    /// took it returns.
+    #[inline]
+    fn lock_this_cpu() -> PcpGuard<'static> {
         let mut flags = 0;
         // SAFETY: `flags` is a valid place for the saved interrupt state.
         let pcp = unsafe { bindings::rcu_free_pcp_lock(&mut flags) };
         // INVARIANT: `rcu_free_pcp_lock()` returns a CPU's storage, locked: the one of the CPU
         // this ran on when it looked (on PREEMPT_RT it may have migrated since; the lock makes
         // that harmless).
-        Self { pcp, flags }
+        PcpGuard {
+            // SAFETY: A possible CPU's storage; the guard is dropped before the entry point
+            // that took it returns.
+            pcp: unsafe { Self::from_raw(pcp) },
+            flags,
+            _not_send: NotThreadSafe,
+        }
     }
 
-    /// Locks the deferred frees `pcp`.
-    ///
-    /// # Safety
-    ///
-    /// `pcp` must be one CPU's `struct rcu_free_pcp`.
+    /// Locks these deferred frees.
     #[inline]
-    unsafe fn lock(pcp: *mut bindings::rcu_free_pcp) -> Self {
+    fn lock(&self) -> PcpGuard<'_> {
         let mut flags = 0;
-        // SAFETY: The caller guarantees that `pcp` is valid; `flags` is a valid place.
-        unsafe { bindings::rcu_free_pcp_lock_cpu(pcp, &mut flags) };
-        // INVARIANT: The lock of `pcp` is held now.
-        Self { pcp, flags }
+        // SAFETY: By the type invariants, `self` is initialised; `flags` is a valid place.
+        unsafe { bindings::rcu_free_pcp_lock_cpu(self.as_raw(), &mut flags) };
+        // INVARIANT: The lock of `self` is held now, with `flags` saved.
+        PcpGuard {
+            pcp: self,
+            flags,
+            _not_send: NotThreadSafe,
+        }
+    }
+
+    /// Frees what waits here whose grace period has passed. Returns the number of pages freed.
+    ///
+    /// A truncation or a `drop_caches` of a large hot file puts all its folios on one CPU's
+    /// list: the loop yields after every batch. Must be called from process context that may
+    /// sleep.
+    fn free_done(&self) -> c_ulong {
+        let mut batch = FolioBatch::new();
+        let mut freed = 0;
+        loop {
+            let taken = self.lock().take_done(&mut batch);
+            if taken == 0 {
+                return freed;
+            }
+            freed += taken;
+            // SAFETY: `take_done()` filled the batch from `closed`, whose grace period has
+            // passed.
+            unsafe { free_batch(&mut batch) };
+            kernel::task::cond_resched();
+        }
+    }
+
+    /// Queues the CPU's work after a grace period, unless it is queued already.
+    #[inline]
+    fn kick(&self) {
+        // SAFETY: By the type invariants, `self` is initialised, its `rwork` too.
+        unsafe { bindings::rcu_free_kick(self.as_raw()) };
+    }
+
+    /// Queues the CPU's expedite work. Only the CPU's deferred free does, once it has set
+    /// `expediting` under the lock.
+    #[inline]
+    fn kick_expedite(&self) {
+        // SAFETY: By the type invariants, `self` is initialised, its `expedite` work too.
+        unsafe { bindings::rcu_free_kick_expedite(self.as_raw()) };
+    }
+
+    /// Waits for the CPU's works if they are running or queued to run. Returns whether it
+    /// waited. Must be called from process context that may sleep, not from one of the works.
+    #[inline]
+    fn flush_works(&self) -> bool {
+        let pcp = self.as_raw();
+        // SAFETY: By the type invariants, `self` is initialised, its works too.
+        let waited = unsafe { bindings::rcu_free_flush(&raw mut (*pcp).rwork.work) };
+        // SAFETY: As above.
+        waited | unsafe { bindings::rcu_free_flush(&raw mut (*pcp).expedite) }
+    }
+}
+
+/// One CPU's deferred frees, locked: interrupts are disabled and `pcp->lock` is held.
+///
+/// # Invariants
+///
+/// This guard holds the lock of `pcp`, taken with `spin_lock_irqsave()` that saved `flags`.
+/// While the lock is held, and so whenever a guard is dropped: every folio on `open` was added
+/// before `open_cookie` was taken, every folio on `closed` before `closed_cookie` was taken, and
+/// `nr_pages` is the number of pages on both. Only [`PcpGuard::add`], [`PcpGuard::close`] and
+/// [`PcpGuard::take_done`] change the lists, and each keeps this: the lists are reached only
+/// through the guard's private methods, and this module is the boundary of that invariant.
+///
+/// Unlike the list_lru guard (`kernel::mm::list_lru`), whose interrupt disable is counted, it
+/// restores the interrupt state it saved, as the C lock functions it wraps do:
+/// dropped before a counted guard taken after it, it would enable interrupts under that lock.
+/// It is private, never held across a call that takes another guard, and always dropped before
+/// its function returns. It is neither [`Send`] nor [`Sync`]: the lock and the saved interrupt
+/// state belong to the CPU that took them.
+struct PcpGuard<'a> {
+    pcp: &'a Pcp,
+    flags: c_ulong,
+    _not_send: NotThreadSafe,
+}
+
+impl PcpGuard<'_> {
+    /// Returns a raw pointer to the locked `struct rcu_free_pcp`.
+    #[inline]
+    fn raw(&self) -> *mut bindings::rcu_free_pcp {
+        self.pcp.as_raw()
     }
 
     /// The folios freed since `closed` was last filled.
@@ -124,35 +228,35 @@ impl PcpGuard {
         // of folios linked by `lru`, is held for as long as `self` is borrowed, in this context
         // (the guard is neither `Send` nor `Sync`). The folios on it have a reference count of
         // zero and belong to the deferred free, which frees them after a grace period.
-        unsafe { FolioList::from_raw(&raw mut (*self.pcp).open) }
+        unsafe { FolioList::from_raw(&raw mut (*self.raw()).open) }
     }
 
     /// The folios waiting for `closed_cookie`.
     #[inline]
     fn closed(&self) -> &FolioList<Unreferenced> {
         // SAFETY: As for `open()`.
-        unsafe { FolioList::from_raw(&raw mut (*self.pcp).closed) }
+        unsafe { FolioList::from_raw(&raw mut (*self.raw()).closed) }
     }
 
     /// Returns the number of pages on both lists.
     #[inline]
     fn nr_pages(&self) -> c_ulong {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { (*self.pcp).nr_pages }
+        unsafe { (*self.raw()).nr_pages }
     }
 
     /// Returns whether the CPU's expedite work is queued or running.
     #[inline]
     fn is_expediting(&self) -> bool {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { (*self.pcp).expediting }
+        unsafe { (*self.raw()).expediting }
     }
 
     /// Records whether the CPU's expedite work is queued or running.
     #[inline]
     fn set_expediting(&mut self, expediting: bool) {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { (*self.pcp).expediting = expediting };
+        unsafe { (*self.raw()).expediting = expediting };
     }
 
     /// Adds a freed folio to `open`, with a cookie that covers it.
@@ -170,9 +274,9 @@ impl PcpGuard {
         // is zero and it left the page cache before) makes its grace period cover every reader
         // that may still see it.
         // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { bindings::rcu_free_pcp_stamp(self.pcp) };
+        unsafe { bindings::rcu_free_pcp_stamp(self.raw()) };
         // SAFETY: As above. As C counts, in an `unsigned long` (no panic under the lock).
-        unsafe { (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_add(nr as c_ulong) };
+        unsafe { (*self.raw()).nr_pages = (*self.raw()).nr_pages.wrapping_add(nr as c_ulong) };
         // The folio is accounted before the lock is dropped: a drain may free it right after.
         // SAFETY: `folio` is a valid folio.
         unsafe { bindings::rcu_free_account(folio.as_raw(), nr as c_long) };
@@ -187,7 +291,7 @@ impl PcpGuard {
         // SAFETY: Both lists are the deferred free's, which frees the folios of both after the
         // grace period of the list they are on.
         unsafe { self.closed().splice_tail(self.open()) };
-        let pcp = self.pcp;
+        let pcp = self.raw();
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { (*pcp).closed_cookie = (*pcp).open_cookie };
     }
@@ -196,7 +300,7 @@ impl PcpGuard {
     #[inline]
     fn closed_done(&self) -> bool {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
-        unsafe { bindings::rcu_free_pcp_closed_done(self.pcp) }
+        unsafe { bindings::rcu_free_pcp_closed_done(self.raw()) }
     }
 
     /// Moves up to a batch of folios from `closed`, whose grace period has passed, to `batch`.
@@ -211,16 +315,16 @@ impl PcpGuard {
         let taken = unsafe { self.closed().move_to_batch(batch) } as c_ulong;
         // SAFETY: By the type invariants, `pcp` is valid and locked. As C counts (no panic of
         // an overflow check under the lock): the count covers these pages, added by `add()`.
-        unsafe { (*self.pcp).nr_pages = (*self.pcp).nr_pages.wrapping_sub(taken) };
+        unsafe { (*self.raw()).nr_pages = (*self.raw()).nr_pages.wrapping_sub(taken) };
         taken
     }
 }
 
-impl Drop for PcpGuard {
+impl Drop for PcpGuard<'_> {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: By the type invariants, the lock of `pcp` is held with `flags` saved.
-        unsafe { bindings::rcu_free_pcp_unlock(self.pcp, self.flags) };
+        unsafe { bindings::rcu_free_pcp_unlock(self.raw(), self.flags) };
     }
 }
 
@@ -248,41 +352,6 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
     batch.reinit();
 }
 
-/// Frees what `pcp` holds whose grace period has passed. Returns the number of pages freed.
-///
-/// A truncation or a `drop_caches` of a large hot file puts all its folios on one CPU's list: the
-/// loop yields after every batch. Must be called from process context that may sleep.
-///
-/// # Safety
-///
-/// `pcp` must be one CPU's `struct rcu_free_pcp`.
-unsafe fn free_done(pcp: *mut bindings::rcu_free_pcp) -> c_ulong {
-    let mut batch = FolioBatch::new();
-    let mut freed = 0;
-    loop {
-        // SAFETY: The caller guarantees that `pcp` is valid.
-        let taken = unsafe { PcpGuard::lock(pcp) }.take_done(&mut batch);
-        if taken == 0 {
-            return freed;
-        }
-        freed += taken;
-        // SAFETY: `take_done()` filled the batch from `closed`, whose grace period has passed.
-        unsafe { free_batch(&mut batch) };
-        kernel::task::cond_resched();
-    }
-}
-
-/// Queues `pcp`'s work after a grace period, unless it is queued already.
-///
-/// # Safety
-///
-/// `pcp` must be one CPU's `struct rcu_free_pcp`.
-#[inline]
-unsafe fn kick(pcp: *mut bindings::rcu_free_pcp) {
-    // SAFETY: The caller guarantees that `pcp` is valid; its `rwork` was initialised at boot.
-    unsafe { bindings::rcu_free_kick(pcp) };
-}
-
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
 /// grace period. May be called from any context except NMI: the per-CPU lock is a `spinlock_t`
 /// taken with interrupts disabled.
@@ -298,7 +367,7 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         // now own and free. The reference does not leave this block: once the lock is dropped,
         // a drain on another CPU may free the folio.
         let folio = unsafe { Folio::<Unreferenced>::from_raw(folio) };
-        let mut guard = PcpGuard::this_cpu();
+        let mut guard = Pcp::lock_this_cpu();
         // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
         unsafe { guard.add(folio) };
         // One expedite at a time per CPU: it takes all the CPU holds, and the next one is queued
@@ -314,11 +383,9 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         (guard.pcp, expedite)
     };
     // From here on a drain on another CPU may free the folio: it is not touched again.
-    // SAFETY: `pcp` is this CPU's storage, valid for ever.
-    unsafe { kick(pcp) };
+    pcp.kick();
     if expedite {
-        // SAFETY: As above.
-        unsafe { bindings::rcu_free_kick_expedite(pcp) };
+        pcp.kick_expedite();
     }
 }
 
@@ -332,19 +399,18 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
 pub unsafe extern "C" fn rcu_free_work(work: *mut bindings::work_struct) {
     // SAFETY: The caller guarantees that `work` is the `rwork.work` of a `rcu_free_pcp`.
     let pcp = unsafe { container_of!(work, bindings::rcu_free_pcp, rwork.work) };
-    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
-    unsafe { free_done(pcp) };
+    // SAFETY: As above: a CPU's `rcu_free_pcp`.
+    let pcp = unsafe { Pcp::from_raw(pcp) };
+    pcp.free_done();
     let pending = {
-        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
-        let mut guard = unsafe { PcpGuard::lock(pcp) };
+        let mut guard = pcp.lock();
         if guard.closed().is_empty() {
             guard.close();
         }
         !guard.closed().is_empty()
     };
     if pending {
-        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
-        unsafe { kick(pcp) };
+        pcp.kick();
     }
 }
 
@@ -358,17 +424,16 @@ pub unsafe extern "C" fn rcu_free_work(work: *mut bindings::work_struct) {
 pub unsafe extern "C" fn rcu_free_expedite(work: *mut bindings::work_struct) {
     // SAFETY: The caller guarantees that `work` is the `expedite` of a `rcu_free_pcp`.
     let pcp = unsafe { container_of!(work, bindings::rcu_free_pcp, expedite) };
-    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
-    unsafe { PcpGuard::lock(pcp) }.close();
+    // SAFETY: As above: a CPU's `rcu_free_pcp`.
+    let pcp = unsafe { Pcp::from_raw(pcp) };
+    pcp.lock().close();
     // SAFETY: Process context (a work item) that may sleep, no locks held, as the expedited
     // grace period needs.
     unsafe { bindings::rcu_free_synchronize_expedited() };
     // SAFETY: No requirements.
     unsafe { bindings::rcu_free_count_expedited() };
-    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
-    unsafe { free_done(pcp) };
-    // SAFETY: `pcp` is a CPU's `rcu_free_pcp`.
-    unsafe { PcpGuard::lock(pcp) }.set_expediting(false);
+    pcp.free_done();
+    pcp.lock().set_expediting(false);
 }
 
 /// Frees every folio that waits for a grace period, on all CPUs, after an expedited grace
@@ -410,8 +475,7 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     }
     let mut waiting = false;
     for_each_pcp(|pcp| {
-        // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
-        let mut guard = unsafe { PcpGuard::lock(pcp) };
+        let mut guard = pcp.lock();
         guard.close();
         waiting |= !guard.closed().is_empty();
     });
@@ -419,8 +483,7 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     if waiting {
         // SAFETY: The caller guarantees a context that may sleep.
         unsafe { bindings::rcu_free_synchronize_expedited() };
-        // SAFETY: `for_each_pcp()` passes CPUs' `rcu_free_pcp`s.
-        for_each_pcp(|pcp| freed += unsafe { free_done(pcp) });
+        for_each_pcp(|pcp| freed += pcp.free_done());
     }
     // A work item may have taken a batch off its list before we looked, and still be freeing
     // it: a caller about to test that the pages are free, or about to declare OOM, waits for it.
@@ -494,22 +557,19 @@ impl Drop for DrainLock {
 /// deadlocks: the work would wait for itself (`flush_work()` warns).
 fn flush_works() -> bool {
     let mut waited = false;
-    for_each_pcp(|pcp| {
-        // SAFETY: `pcp` is a CPU's `rcu_free_pcp`, whose works were initialised at boot.
-        waited |= unsafe { bindings::rcu_free_flush(&raw mut (*pcp).rwork.work) };
-        // SAFETY: As above.
-        waited |= unsafe { bindings::rcu_free_flush(&raw mut (*pcp).expedite) };
-    });
+    for_each_pcp(|pcp| waited |= pcp.flush_works());
     waited
 }
 
-/// Calls `f` with the `rcu_free_pcp` of every possible CPU.
-fn for_each_pcp(mut f: impl FnMut(*mut bindings::rcu_free_pcp)) {
+/// Calls `f` with the deferred frees of every possible CPU.
+fn for_each_pcp(mut f: impl FnMut(&Pcp)) {
     for cpu in 0..kernel::cpu::nr_cpu_ids() {
-        // SAFETY: Any CPU number may be asked; CPUs that are not possible give null.
+        // SAFETY: Any CPU number may be asked; one that is not possible gives null.
         let pcp = unsafe { bindings::rcu_free_cpu_pcp(cpu as i32) };
         if !pcp.is_null() {
-            f(pcp);
+            // SAFETY: A possible CPU's storage, which outlives the call of `f`, and `f` cannot
+            // keep the reference beyond it.
+            f(unsafe { Pcp::from_raw(pcp) });
         }
     }
 }

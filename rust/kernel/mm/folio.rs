@@ -382,12 +382,14 @@ impl Folio {
     /// use kernel::{mm::folio::Folio, prelude::*};
     ///
     /// let folio = Folio::alloc(GFP_KERNEL, 2)?;
-    /// assert_eq!((folio.order(), folio.nr_pages(), folio.ref_count()), (2, 4, 1));
+    /// assert_eq!((folio.order(), folio.nr_pages()), (2, 4));
     /// assert!(folio.is_large());
+    /// // A second reference. The counts are lower bounds: a PFN walker (compaction) may hold a
+    /// // speculative reference for a moment.
     /// let other = folio.clone();
-    /// assert_eq!(other.ref_count(), 2);
+    /// assert!(other.ref_count() >= 2);
     /// drop(folio);
-    /// assert_eq!(other.ref_count(), 1);
+    /// assert!(other.ref_count() >= 1);
     /// # Ok::<(), Error>(())
     /// ```
     #[inline]

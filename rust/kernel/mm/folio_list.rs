@@ -11,6 +11,7 @@
 
 use crate::{
     bindings,
+    container_of,
     mm::{
         folio::{
             Folio,
@@ -22,37 +23,7 @@ use crate::{
     },
     types::Opaque, //
 };
-use core::{
-    marker::PhantomData,
-    ptr::NonNull, //
-};
-
-impl<S: RefState> Folio<S> {
-    /// Returns whether the folio's free waits for an RCU grace period (`PG_rcu_free`): always
-    /// false without `CONFIG_PAGE_RCU_FREE`.
-    #[inline]
-    pub fn is_rcu_free(&self) -> bool {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
-        unsafe { bindings::folio_test_rcu_free(self.as_raw()) }
-    }
-}
-
-impl Folio<Referenced> {
-    /// Sets `PG_rcu_free`: when the folio's reference count reaches zero, the page allocator
-    /// frees it only after an RCU grace period. A no-op without `CONFIG_PAGE_RCU_FREE`.
-    ///
-    /// # Safety
-    ///
-    /// The folio must be one the page allocator's folio free paths free (`__folio_put()`,
-    /// `folios_put_refs()`, reclaim): not a hugetlb or zone device folio.
-    #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
-    #[inline]
-    pub unsafe fn set_rcu_free(&self) {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio that somebody holds
-        // a reference to; the caller guarantees the rest.
-        unsafe { bindings::folio_set_rcu_free(self.as_raw()) }
-    }
-}
+use core::marker::PhantomData;
 
 impl Folio<Unreferenced> {
     /// Clears `PG_rcu_free`.
@@ -66,6 +37,23 @@ impl Folio<Unreferenced> {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio with a reference count
         // of zero that only we see; the caller guarantees the rest.
         unsafe { bindings::folio_clear_rcu_free(self.as_raw()) }
+    }
+}
+
+/// Returns the address of `folio->lru`, the link of a folio on a [`FolioList`].
+///
+/// # Safety
+///
+/// `folio` must point to a valid folio.
+#[inline]
+unsafe fn lru_link(folio: *mut bindings::folio) -> *mut bindings::list_head {
+    // SAFETY: The caller guarantees a valid folio; taking a field's address does not access it.
+    unsafe {
+        &raw mut (*folio)
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .lru
     }
 }
 
@@ -143,10 +131,12 @@ impl<S: RefState> FolioList<S> {
     /// on the list.
     #[inline]
     pub unsafe fn push_tail(&self, folio: &Folio<S>) {
+        // SAFETY: `folio` is valid.
+        let link = unsafe { lru_link(folio.as_raw()) };
         // SAFETY: By the type invariants, `inner` is initialised and its lock held; the caller
         // owns the link.
         // INVARIANT: The folio now belongs to the holder of the list.
-        unsafe { bindings::folio_list_add_tail(folio.as_raw(), self.as_raw()) }
+        unsafe { bindings::list_add_tail(link, self.as_raw()) }
     }
 
     /// Moves folios from the head of the list to the tail of `batch`, in order, until the list
@@ -163,22 +153,34 @@ impl<S: RefState> FolioList<S> {
     /// a folio of a list freed after a grace period must not move into a batch freed at once.
     #[inline]
     pub unsafe fn move_to_batch(&self, batch: &mut FolioBatch<S>) -> usize {
+        let head = self.as_raw();
         let mut moved: usize = 0;
         while batch.space() > 0 {
-            // SAFETY: By the type invariants, `inner` is initialised, its lock held, and its
-            // entries are folios' `lru` links.
-            let Some(folio) = NonNull::new(unsafe { bindings::folio_list_pop(self.as_raw()) })
-            else {
+            // SAFETY: By the type invariants, `inner` is initialised and its lock held.
+            let first = unsafe { (*head).next };
+            if core::ptr::eq(first, head) {
                 break;
+            }
+            // SAFETY: By the type invariants, an entry of the list is the `lru` link of a folio.
+            let folio = unsafe {
+                container_of!(
+                    first,
+                    bindings::folio,
+                    __bindgen_anon_1.__bindgen_anon_1.__bindgen_anon_1.lru
+                )
             };
+            // SAFETY: `first` is on the list, whose lock is held.
+            unsafe { bindings::list_del(first) };
             // SAFETY: By the type invariants, a folio on the list is valid, in state `S`, and
             // belongs to the holder of the list, whose batch (the caller's guarantee) holds it
             // now and keeps it so: only the holder frees it or changes its state.
-            let folio = unsafe { Folio::from_raw(folio.as_ptr()) };
+            let folio = unsafe { Folio::from_raw(folio) };
             // Under the callers' locks: no overflow check (a panic), as C counts.
             moved = moved.wrapping_add(folio.nr_pages());
-            // SAFETY: As above; the batch has space, so it takes the folio.
-            let _ = unsafe { batch.push(folio) };
+            // SAFETY: As above.
+            let pushed = unsafe { batch.push(folio) };
+            // The batch has space: it takes the folio.
+            debug_assert!(pushed.is_ok());
         }
         moved
     }
@@ -207,8 +209,7 @@ mod tests {
     use super::*;
     use crate::{
         mm::folio_batch::FOLIO_BATCH_SIZE,
-        prelude::*,
-        sync::aref::ARef, //
+        prelude::*, //
     };
 
     /// The folios of `batch`, as pointers.
@@ -279,18 +280,6 @@ mod tests {
         assert!(a.is_empty());
         // SAFETY: As above.
         assert_eq!(unsafe { a.move_to_batch(&mut batch) }, 0);
-        Ok(())
-    }
-
-    #[test]
-    fn rcu_free_flag() -> Result {
-        let folio: ARef<Folio> = Folio::alloc(GFP_KERNEL, 0)?;
-        assert!(!folio.is_rcu_free());
-        // SAFETY: A folio of the page allocator, freed by `folio_put()`.
-        unsafe { folio.set_rcu_free() };
-        assert_eq!(folio.is_rcu_free(), cfg!(CONFIG_PAGE_RCU_FREE));
-        // The last reference: the folio is freed after a grace period.
-        drop(folio);
         Ok(())
     }
 }

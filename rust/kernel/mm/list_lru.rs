@@ -89,6 +89,7 @@ impl ListLru {
     /// (and they share one lockdep class). As in C, put no folio's last reference under a guard
     /// of the deferred split queue: freeing a queued folio takes its sublist's lock.
     #[inline]
+    #[must_use = "the sublist is unlocked when the guard is dropped"]
     pub fn lock<'a>(&'a self, nid: i32, memcg: Option<&'a MemCgroup>) -> Option<ListLruGuard<'a>> {
         if !node::is_possible(nid) {
             return None;
@@ -111,7 +112,6 @@ impl ListLru {
             one: unsafe { NonNull::new_unchecked(one) },
             nid,
             memcg,
-            #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
             locked_memcg,
         })
     }
@@ -165,8 +165,8 @@ pub struct ListLruGuard<'a> {
     one: NonNull<bindings::list_lru_one>,
     nid: i32,
     memcg: *mut bindings::mem_cgroup,
-    /// For `add()`, which only the tests have.
-    #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+    /// For `add()`, which only the tests have; kept in every configuration, so that the
+    /// guard's layout does not depend on a test option.
     locked_memcg: *mut bindings::mem_cgroup,
 }
 
