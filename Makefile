@@ -142,7 +142,7 @@ results: ## Summarise the last `make check` guest run again.
 
 clean: ## Remove the kernel builds, keep the base and the tree.
 	rm -rf "$${BUILD:-build}"/obj-* "$${BUILD:-build}"/results "$${BUILD:-build}"/module-* \
-		"$${BUILD:-build}"/modules-* "$${BUILD:-build}"/.initramfs-* "$${BUILD:-build}"/fstests-disks
+		"$${BUILD:-build}"/modules-* "$${BUILD:-build}"/.initramfs-* "$${BUILD:-build}"/fstests-disks*
 
 clean-tree: ## Remove the assembled tree (re-assembled on the next run).
 	rm -rf "$${BUILD:-build}"/tree

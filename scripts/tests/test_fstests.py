@@ -208,6 +208,15 @@ def test_default_selection_is_the_pagecache_list_in_the_checkout(host):
     assert lists(host) == {"tmpfs": want, "ext4": want, "xfs": want}
 
 
+def test_the_short_selection_is_its_part_of_the_list_in_the_checkout(host):
+    # Of the stub's tests only 075 is one of the twelve; 013, 249 and 418
+    # of the whole list: 418 is in both.
+    want = ["generic/075", "generic/418"]
+    assert lists(host, FSTESTS_GROUP="pagecache-short") == {"tmpfs": want, "ext4": want, "xfs": want}
+    assert lists(host, FSTESTS_GROUP="pagecache,pagecache-short", FSTESTS_FS="ext4") == {
+        "ext4": ["generic/013", "generic/075", "generic/249", "generic/418"]}
+
+
 def test_groups_take_generic_and_the_file_system_s_own_tests(host):
     got = lists(host, FSTESTS_GROUP="rw", FSTESTS_EXCLUDE="stress,generic/249", FSTESTS_FS="ext4,xfs")
     assert got == {"ext4": ["ext4/001", "generic/001", "generic/075", "generic/418"],
@@ -257,8 +266,8 @@ def test_flow_builds_a_copy_boots_both_kernels_and_reports(host):
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             "-virtfs", f"local,path={build}/fstests-src,mount_tag=fstests,security_model=none,readonly=on",
             "-virtfs", f"local,path={res},mount_tag=fstres,security_model=none",
-            "-drive", f"file={build}/fstests-disks/test.img,if=virtio,format=raw,cache=unsafe",
-            "-drive", f"file={build}/fstests-disks/scratch.img,if=virtio,format=raw,cache=unsafe"]
+            "-drive", f"file={build}/fstests-disks-{v}/test.img,if=virtio,format=raw,cache=unsafe",
+            "-drive", f"file={build}/fstests-disks-{v}/scratch.img,if=virtio,format=raw,cache=unsafe"]
         # Fresh sparse 5G disks for each boot, gone afterwards.
         for line in (build / f"disks.{v}").read_text().splitlines():
             _, size, used_kb = line.split()
@@ -273,7 +282,7 @@ def test_flow_builds_a_copy_boots_both_kernels_and_reports(host):
         # What boot.sh kept is beside fstests' results; its own directory gone.
         assert (res / "results.txt").exists() and (res / "boot.rc").exists()
         assert (res / "tmpfs" / "result.xml").exists()
-    assert not (build / "fstests-disks").exists()
+    assert not list(build.glob("fstests-disks*"))
     assert not (build / "results" / "fstests-fstests").exists()
     assert not (build / "results" / "fstests-fstests-base").exists()
 
@@ -307,7 +316,7 @@ def test_qemu_accepts_the_shares_and_disks(host, tmp_path):
     first instruction (-S): no kernel runs."""
     assert fstests_sh(host).returncode == 1
     args = (host["build"] / "qemu-args.series").read_text().split()
-    disks = host["build"] / "fstests-disks"
+    disks = host["build"] / "fstests-disks-series"
     disks.mkdir()
     for d in ("test.img", "scratch.img"):
         with open(disks / d, "wb") as f:
