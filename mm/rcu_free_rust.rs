@@ -267,6 +267,7 @@ impl PcpGuard<'_> {
     /// must have handed it over: nobody else has it.
     #[inline]
     unsafe fn add(&mut self, folio: &Folio<Unreferenced>) {
+        // CAST: A folio has at most `1 << MAX_FOLIO_ORDER` pages: it fits `c_ulong` and `c_long`.
         let nr = folio.nr_pages();
         // SAFETY: The caller hands the folio over; its `lru` link is unused (it is off the LRU).
         unsafe { self.open().push_tail(folio) };
@@ -298,7 +299,7 @@ impl PcpGuard<'_> {
 
     /// Returns whether the grace period of `closed` has passed.
     #[inline]
-    fn closed_done(&self) -> bool {
+    fn is_closed_done(&self) -> bool {
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { bindings::rcu_free_pcp_closed_done(self.raw()) }
     }
@@ -306,9 +307,10 @@ impl PcpGuard<'_> {
     /// Moves up to a batch of folios from `closed`, whose grace period has passed, to `batch`.
     /// Returns the number of pages it took: 0 when none.
     fn take_done(&mut self, batch: &mut FolioBatch<Unreferenced>) -> c_ulong {
-        if self.closed().is_empty() || !self.closed_done() {
+        if self.closed().is_empty() || !self.is_closed_done() {
             return 0;
         }
+        // CAST: At most a batch of folios' pages.
         // SAFETY: The batch is the deferred free's (the caller's, `free_done()`), which frees
         // its folios, and `closed`'s grace period has passed. The folios stay ours in the
         // batch, at a reference count of zero for good: nothing frees them but us.
@@ -564,6 +566,7 @@ fn flush_works() -> bool {
 /// Calls `f` with the deferred frees of every possible CPU.
 fn for_each_pcp(mut f: impl FnMut(&Pcp)) {
     for cpu in 0..kernel::cpu::nr_cpu_ids() {
+        // CAST: CPU numbers are below `nr_cpu_ids`, an `unsigned int` that C passes as `int`.
         // SAFETY: Any CPU number may be asked; one that is not possible gives null.
         let pcp = unsafe { bindings::rcu_free_cpu_pcp(cpu as i32) };
         if !pcp.is_null() {

@@ -16,11 +16,6 @@ __rust_helper struct folio *rust_helper___folio_alloc_node(gfp_t gfp, unsigned i
 	return __folio_alloc_node(gfp, order, nid);
 }
 
-__rust_helper bool rust_helper_node_state(int node, enum node_states state)
-{
-	return node_state(node, state);
-}
-
 __rust_helper unsigned int rust_helper_folio_order(const struct folio *folio)
 {
 	return folio_order(folio);

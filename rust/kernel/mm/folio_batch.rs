@@ -19,7 +19,10 @@ use crate::{
         RefState,
         Referenced, //
     },
-    types::Opaque, //
+    types::{
+        NotThreadSafe,
+        Opaque, //
+    }, //
 };
 use core::marker::PhantomData;
 
@@ -49,6 +52,20 @@ pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 /// }
 /// ```
 ///
+/// It is neither [`Send`] nor [`Sync`]: the batches of C are per-CPU or on a task's stack, and
+/// a batch of [`Unreferenced`](crate::mm::folio::Unreferenced) folios belongs to the freeing
+/// path that filled it.
+///
+/// ```ignore,compile_fail
+/// use kernel::mm::folio_batch::FolioBatch;
+///
+/// fn is_send<T: Send>() {}
+///
+/// fn batch_is_send() {
+///     is_send::<FolioBatch>(); // error[E0277]: not `Send`
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// - `inner` is a valid `struct folio_batch` whose `nr` is at most [`FOLIO_BATCH_SIZE`].
@@ -58,6 +75,7 @@ pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 pub struct FolioBatch<S: RefState = Referenced> {
     inner: Opaque<bindings::folio_batch>,
     _state: PhantomData<S>,
+    _not_thread_safe: NotThreadSafe,
 }
 
 impl<S: RefState> FolioBatch<S> {
@@ -79,6 +97,7 @@ impl<S: RefState> FolioBatch<S> {
         Self {
             inner: Opaque::zeroed(),
             _state: PhantomData,
+            _not_thread_safe: NotThreadSafe,
         }
     }
 

@@ -21,7 +21,10 @@ use crate::{
         },
         folio_batch::FolioBatch,
     },
-    types::Opaque, //
+    types::{
+        NotThreadSafe,
+        Opaque, //
+    }, //
 };
 use core::marker::PhantomData;
 
@@ -78,6 +81,18 @@ unsafe fn lru_link(folio: *mut bindings::folio) -> *mut bindings::list_head {
 /// }
 /// ```
 ///
+/// Nor can a view leave the context that holds the list's lock:
+///
+/// ```ignore,compile_fail
+/// use kernel::mm::folio_list::FolioList;
+///
+/// fn is_send<T: Send>() {}
+///
+/// fn view_is_send() {
+///     is_send::<&FolioList>(); // error[E0277]: not `Send`
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// `inner` is an initialised `list_head`, protected by a lock that the holder of the reference
@@ -87,6 +102,7 @@ unsafe fn lru_link(folio: *mut bindings::folio) -> *mut bindings::list_head {
 pub struct FolioList<S: RefState = Referenced> {
     inner: Opaque<bindings::list_head>,
     _state: PhantomData<S>,
+    _not_thread_safe: NotThreadSafe,
 }
 
 impl<S: RefState> FolioList<S> {
