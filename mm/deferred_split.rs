@@ -128,8 +128,9 @@ fn may_be_queued(folio: &Folio<Unreferenced>) -> bool {
 /// As for [`unqueue_batch`], and the queue must be initialised.
 #[inline(never)]
 unsafe fn unqueue_from<'a>(folios: impl Iterator<Item = &'a Folio<Unreferenced>>) -> Unqueued {
-    // SAFETY: The caller guarantees that the queue is initialised. A static, not a parameter:
-    // its address is an immediate in the calls, not a register the loop keeps.
+    // A static, not a parameter: its address is an immediate in the calls, not a register the
+    // loop keeps.
+    // SAFETY: The caller guarantees that the queue is initialised.
     let lru = unsafe { deferred_split_lru() };
     let mut unqueued = Unqueued::default();
     let mut bad = false;
