@@ -171,12 +171,6 @@ pub struct ListLruGuard<'a> {
 }
 
 impl<'a> ListLruGuard<'a> {
-    /// Returns the node of the locked sublist.
-    #[inline]
-    pub fn nid(&self) -> i32 {
-        self.nid
-    }
-
     /// Returns whether this guard was taken for node `nid` and memory cgroup `memcg`, so that it
     /// also covers the items of that sublist: a batch of items can then share one lock round
     /// trip. It compares the memcg asked for, not the one locked: false for `None` on a guard
@@ -371,7 +365,7 @@ mod tests {
         let (seen, added, nr) = {
             // No memcg: the node's own sublist.
             let mut guard = lru.lock(first, None).ok_or(EINVAL)?;
-            let seen = (guard.is_for(first, None), guard.nid());
+            let seen = (guard.is_for(first, None), guard.nid);
             // SAFETY: Empty items that stay in place while on the list, for node `first`; the
             // third add finds `items[0]` on the list already and does not add it twice.
             let added = unsafe {
