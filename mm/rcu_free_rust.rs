@@ -69,11 +69,13 @@ static_assert!(EXPEDITE_PAGES.is_power_of_two());
 
 /// One CPU's deferred frees (`struct rcu_free_pcp`): per-CPU storage of the page allocator,
 /// initialised at boot (its lock, lists and works) and never freed. Its lists and counts are
-/// reached only through a [`PcpGuard`], which holds its lock. It is neither [`Send`] nor
-/// [`Sync`] (it wraps an [`Opaque`]), and neither is a reference to it: each entry point makes
-/// its own and keeps none beyond its return. (The KUnit suite's stubs hand the engine storage
-/// of their own through the same shims, which lives for the whole script: no reference
-/// outlives it either.)
+/// reached only through a [`PcpGuard`], which holds its lock. It is not [`Sync`] (an [`Opaque`])
+/// nor [`Send`] (raw pointers in the C struct), so a `&Pcp` cannot be put in a `static` or
+/// handed to another thread: each entry point makes its own and keeps none beyond its return.
+///
+/// The KUnit suite's stubs hand the engine storage of their own through the same shims,
+/// initialised by the suite and freed when its script ends, after the last call into the engine:
+/// as no reference outlives the entry point that made it, none outlives that storage.
 ///
 /// # Invariants
 ///
@@ -88,14 +90,14 @@ impl Pcp {
     ///
     /// # Safety
     ///
-    /// `ptr` must point to the `struct rcu_free_pcp` of a possible CPU (as the shims return it),
-    /// and the storage must outlive `'a`: any lifetime within the engine's entry point that
-    /// made the reference.
+    /// `ptr` must point to an initialised `struct rcu_free_pcp`, as the shims return it (a
+    /// possible CPU's, or the KUnit suite's), and the storage must outlive `'a`: any lifetime
+    /// within the engine's entry point that made the reference.
     #[inline]
     unsafe fn from_raw<'a>(ptr: *mut bindings::rcu_free_pcp) -> &'a Self {
         // CAST: `Pcp` is a transparent wrapper of `bindings::rcu_free_pcp`.
-        // SAFETY: The caller guarantees a possible CPU's storage, alive for `'a`.
-        // INVARIANT: It was initialised at boot.
+        // SAFETY: The caller guarantees initialised storage, alive for `'a`.
+        // INVARIANT: As the caller guarantees.
         unsafe { &*ptr.cast() }
     }
 
@@ -105,9 +107,9 @@ impl Pcp {
         self.inner.get()
     }
 
-    /// Locks the deferred frees of the CPU this runs on. The storage lives for ever (the
-    /// KUnit suite's for the whole script), and the guard is dropped before the entry point that
-    /// took it returns.
+    /// Locks the deferred frees of the CPU this runs on. `'static`: the per-CPU storage is never
+    /// freed; the KUnit suite's outlives every call of its script into the engine, and nothing
+    /// here keeps a `&Pcp` past its entry point (see [`Pcp`]).
     #[inline]
     fn lock_this_cpu() -> PcpGuard<'static> {
         let mut flags = 0;
@@ -117,8 +119,8 @@ impl Pcp {
         // this ran on when it looked (on PREEMPT_RT it may have migrated since; the lock makes
         // that harmless).
         PcpGuard {
-            // SAFETY: A possible CPU's storage; the guard is dropped before the entry point
-            // that took it returns.
+            // SAFETY: Initialised storage that outlives the entry point this runs in (see
+            // above), which keeps neither the guard nor the reference beyond its return.
             pcp: unsafe { Self::from_raw(pcp) },
             flags,
             _not_send: NotThreadSafe,
@@ -267,7 +269,6 @@ impl PcpGuard<'_> {
     /// must have handed it over: nobody else has it.
     #[inline]
     unsafe fn add(&mut self, folio: &Folio<Unreferenced>) {
-        // CAST: A folio has at most `1 << MAX_FOLIO_ORDER` pages: it fits `c_ulong` and `c_long`.
         let nr = folio.nr_pages();
         // SAFETY: The caller hands the folio over; its `lru` link is unused (it is off the LRU).
         unsafe { self.open().push_tail(folio) };
@@ -276,6 +277,7 @@ impl PcpGuard<'_> {
         // that may still see it.
         // SAFETY: By the type invariants, `pcp` is valid and locked.
         unsafe { bindings::rcu_free_pcp_stamp(self.raw()) };
+        // CAST: A folio has at most `1 << MAX_FOLIO_ORDER` pages: it fits `c_ulong` and `c_long`.
         // SAFETY: As above. As C counts, in an `unsigned long` (no panic under the lock).
         unsafe { (*self.raw()).nr_pages = (*self.raw()).nr_pages.wrapping_add(nr as c_ulong) };
         // The folio is accounted before the lock is dropped: a drain may free it right after.

@@ -112,6 +112,7 @@ impl ListLru {
             one: unsafe { NonNull::new_unchecked(one) },
             nid,
             memcg,
+            #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
             locked_memcg,
         })
     }
@@ -165,8 +166,9 @@ pub struct ListLruGuard<'a> {
     one: NonNull<bindings::list_lru_one>,
     nid: i32,
     memcg: *mut bindings::mem_cgroup,
-    /// For `add()`, which only the tests have; kept in every configuration, so that the
-    /// guard's layout does not depend on a test option.
+    /// For `add()`, which only the tests have (a private field: the public API is the same in
+    /// every configuration, and without the tests a field never read would be a warning).
+    #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
     locked_memcg: *mut bindings::mem_cgroup,
 }
 
