@@ -62,10 +62,11 @@
 #
 # `pagecache-short`: the twelve of them whose checks verify the data read
 # (fsx: 075, 091, 263, 469, 499; the mapped and direct I/O tests 029, 247,
-# 418, 451, 729; splice 591, copy_file_range 430), the subset that fits an
-# hour for both kernels on the three file systems when the two boots run
-# side by side (FSTESTS_VARIANTS=base and =series at once, below): about
-# 10 min a file system and kernel alone here, under TCG with KASAN.
+# 418, 451, 729; splice 591, copy_file_range 430): 20-30 min a file system
+# and kernel here under TCG with KASAN (generic/247 alone about 9 min: 500
+# xfs_io processes), so tmpfs and ext4 for both kernels fit an hour when
+# the two boots run side by side (FSTESTS_VARIANTS=base and =series at
+# once, below), the three file systems about 1.5 h.
 #
 # The two kernels' runs may be started at the same time (two make fstests,
 # FSTESTS_VARIANTS=base and FSTESTS_VARIANTS=series, once both kernels are
