@@ -98,6 +98,16 @@ SHORT_TESTS=(
 )
 KNOWN_FS=(tmpfs ext4 xfs)
 
+# named_tests NAME: the tests of a named selection (pagecache,
+# pagecache-short), a line each; false for a name that is not one.
+named_tests() {
+	case $1 in
+	pagecache) printf '%s\n' "${DEFAULT_TESTS[@]}" ;;
+	pagecache-short) printf '%s\n' "${SHORT_TESTS[@]}" ;;
+	*) return 1 ;;
+	esac
+}
+
 mode=run
 case ${1:-} in
 --check) mode=check ;;
@@ -198,7 +208,7 @@ for t in "${tests[@]}"; do
 		die "FSTESTS_TESTS: $t runs on $d only, which FSTESTS_FS (${fss[*]}) does not have"
 done
 for g in "${groups[@]}"; do
-	[ "$g" = pagecache ] || [ "$g" = pagecache-short ] || have_group "$g" || die "FSTESTS_GROUP: no test of $FSTESTS is in group '$g'"
+	named_tests "$g" >/dev/null || have_group "$g" || die "FSTESTS_GROUP: no test of $FSTESTS is in group '$g'"
 done
 for x in "${excludes[@]}"; do
 	if [[ $x == */* ]]; then
@@ -216,12 +226,8 @@ select_tests() {
 			printf '%s\n' "${tests[@]}"
 		else
 			for g in "${groups[@]}"; do
-				if [ "$g" = pagecache ]; then
-					for t in "${DEFAULT_TESTS[@]}"; do
-						! have_test "$t" || echo "$t"
-					done
-				elif [ "$g" = pagecache-short ]; then
-					for t in "${SHORT_TESTS[@]}"; do
+				if named=$(named_tests "$g"); then
+					for t in $named; do
 						! have_test "$t" || echo "$t"
 					done
 				else
