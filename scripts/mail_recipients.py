@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """To and Cc of each mail of a series, from the files that mail touches.
 
-Usage: mail_recipients.py [--cc LIST] REPO SENDER MAIL...
+Usage: mail_recipients.py [--cc LIST] [--lists LIST] REPO SENDER MAIL...
        mail_recipients.py --cc LIST --check
 
 REPO is the git tree the series was formatted from (build/series-git, the
@@ -12,13 +12,19 @@ Each MAIL (git format-patch output) gets, in its headers:
   To: the maintainers of the files it touches
       (get_maintainer.pl --nogit --nogit-fallback --norolestats --nor --nol)
   Cc: its author when that is not the sender (a patch carried for someone
-      else), the people of its own "Cc:" trailers, the reviewers and lists
-      of those files (get_maintainer.pl ... --nom), and the people of
-      LIST ("Name <email>, other@example.org": make series MAIL_CC=)
+      else), the people of its own tags ("Cc:" and every "...-by:", as
+      git send-email adds them: a co-developer, whoever suggested or
+      reviewed it), the reviewers and lists of those files
+      (get_maintainer.pl ... --nom), the lists of --lists (those every
+      mail of the series goes to: linux-mm for an mm series, whatever
+      file a mail touches), and the people of --cc ("Name <email>,
+      other@example.org": make series MAIL_CC=)
 
 The cover letter (the MAIL named *0000-cover-letter.patch) gets the union:
 To every maintainer of the series, Cc everyone else. Nobody is named twice
-in one mail, nor the sender. Prints "N To, N Cc  FILE" per mail.
+in one mail, nor the sender: not by address, and not by name either
+(MAINTAINERS gives some people one address in one entry and another in
+the next). Prints "N To, N Cc  FILE" per mail.
 --check only checks LIST.
 """
 
@@ -63,21 +69,37 @@ def header(head, name):
     return re.sub(r"\n[ \t]+", " ", m.group(1)) if m else ""
 
 
+TAG = re.compile(r"^(?:Cc|[A-Z][a-z]*(?:-[a-z]+)*-by): (.*@.*)$")
+
+
 def trailers_cc(body):
-    """The Cc: trailers of a commit message (the body above its "---")."""
+    """The people of a commit message's tags (the body above its "---"):
+    Cc: and every ...-by: (Signed-off-by, Co-developed-by, Suggested-by,
+    Reviewed-by, ...), as git send-email copies them by default."""
     message = body.split("\n---\n", 1)[0]
-    return [l[4:].strip() for l in message.splitlines() if l.startswith("Cc: ")]
+    return [m.group(1).strip() for m in map(TAG.match, message.splitlines()) if m]
+
+
+def name(who):
+    """The display name of "Name <email>", lower case ("" for none)."""
+    return who.split("<", 1)[0].strip().strip('"').lower() if "<" in who else ""
 
 
 def unique(people, drop=()):
-    """People in order, once each by address, none of `drop` (addresses)."""
+    """People in order, once each by address and by name; none of `drop`
+    (addresses and names)."""
     seen, out = set(drop), []
     for p in people:
-        a = address(p)
-        if a not in seen:
-            seen.add(a)
+        keys = {address(p)} | ({name(p)} if name(p) else set())
+        if not keys & seen:
+            seen |= keys
             out.append(p)
     return out
+
+
+def keys(people):
+    """The addresses and names of people, for unique()'s drop."""
+    return {address(p) for p in people} | {name(p) for p in people if name(p)}
 
 
 def fold(name, people):
@@ -104,9 +126,9 @@ def people(text):
 
 def main():
     args = sys.argv[1:]
-    extra = []
-    if args[:1] == ["--cc"] and len(args) > 1:
-        extra = people(args[1])
+    extra, lists = [], []
+    while args[:1] in (["--cc"], ["--lists"]) and len(args) > 1:
+        (extra if args[0] == "--cc" else lists).extend(people(args[1]))
         args = args[2:]
     if args == ["--check"]:
         return
@@ -114,6 +136,7 @@ def main():
         sys.exit("usage: " + __doc__.split("Usage: ")[1].split("\n\n")[0])
     repo, sender, mails = args[0], args[1], [Path(a) for a in args[2:]]
     me = address(sender)
+    mine = keys([sender])
     covers = [m for m in mails if m.name.endswith("0000-cover-letter.patch")]
     patches = [m for m in mails if m not in covers]
     if len(covers) > 1 or not patches:
@@ -130,17 +153,17 @@ def main():
         head, body = headers_and_body(mail.read_text())
         author = header(head, "From")
         cc = ([author] if author and address(author) != me else []) + trailers_cc(body)
-        cc += others + extra
+        cc += others + lists + extra
         # No maintainer at all: the lists take the mail.
-        to = unique(maintainers or others, {me})
-        cc = unique(cc, {me} | {address(p) for p in to})
+        to = unique(maintainers or others, mine)
+        cc = unique(cc, mine | keys(to))
         write(mail, to, cc)
         all_to += to
         all_cc += cc
         print(f"{len(to)} To, {len(cc)} Cc  {mail.name}")
     if covers:
-        to = unique(all_to, {me})
-        cc = unique(all_cc, {me} | {address(p) for p in to})
+        to = unique(all_to, mine)
+        cc = unique(all_cc, mine | keys(to))
         write(covers[0], to, cc)
         print(f"{len(to)} To, {len(cc)} Cc  {covers[0].name}")
 

@@ -20,7 +20,9 @@
 # changelog (patches/changelog.<name>), whose newest "vN:" section is its
 # version (v1 without one; VERSION=N, with one series, asks for vN).
 # To/Cc are per mail (mail_recipients.py); MAIL_CC= adds people to every
-# mail of the series exported.
+# mail of the series exported, MAIL_LISTS= the lists every mail goes to
+# (default linux-mm@kvack.org: both series are mm's, also their mails to
+# splice, fuse or the block layer).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,7 +48,9 @@ for s in "${selected[@]}"; do
 	version[$s]=${VERSION:-$("$TOP/scripts/cover_letter.py" --version "$TOP/patches/changelog.$s")}
 	"$TOP/scripts/cover_letter.py" --check "$TOP/patches/changelog.$s" "${version[$s]}" || exit 1
 done
+lists=${MAIL_LISTS-linux-mm@kvack.org}
 "$TOP/scripts/mail_recipients.py" --cc "${MAIL_CC:-}" --check || exit 1
+"$TOP/scripts/mail_recipients.py" --cc "$lists" --check || exit 1
 name=$(git config user.name || true)
 email=$(git config user.email || true)
 if [ -z "$name" ] || [ -z "$email" ]; then
@@ -129,7 +133,7 @@ for s in "${selected[@]}"; do
 			/^base-commit: / { n = split(ids, id, "\n"); for (i = 1; i <= n; i++) print "prerequisite-patch-id: " id[i] }' \
 			"${letter[0]}" >"${letter[0]}.tmp" && mv "${letter[0]}.tmp" "${letter[0]}"
 	fi
-	"$TOP/scripts/mail_recipients.py" --cc "${MAIL_CC:-}" "$repo" "$name <$email>" "$dir"/*.patch \
+	"$TOP/scripts/mail_recipients.py" --cc "${MAIL_CC:-}" --lists "$lists" "$repo" "$name <$email>" "$dir"/*.patch \
 		>"$BUILD/series-recipients.$s.txt"
 	"$TOP/scripts/cover_letter.py" "$dir" "$TOP/patches/cover-letter.$s" "$TOP/patches/changelog.$s" \
 		"${version[$s]}" "$BUILD/series-cover.$s.txt"

@@ -47,8 +47,8 @@ pub trait RefState: private::Sealed {}
 pub enum Referenced {}
 
 /// The folio's reference count has reached zero and stays zero for the borrow: the folio is on
-/// its way to being freed, and only the freeing path can see it. The deferred split unqueue and
-/// the deferred free of `PG_rcu_free` folios work on such folios.
+/// its way to being freed, and only the freeing path can see it, as the deferred split unqueue
+/// does.
 ///
 /// No reference can be taken to such a folio:
 ///
