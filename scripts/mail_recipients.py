@@ -22,9 +22,8 @@ Each MAIL (git format-patch output) gets, in its headers:
 
 The cover letter (the MAIL named *0000-cover-letter.patch) gets the union:
 To every maintainer of the series, Cc everyone else. Nobody is named twice
-in one mail, nor the sender: not by address, and not by name either
-(MAINTAINERS gives some people one address in one entry and another in
-the next). Prints "N To, N Cc  FILE" per mail.
+in one mail (by address: one name can be two people, as MAINTAINERS
+has two Wei Xus), nor the sender. Prints "N To, N Cc  FILE" per mail.
 --check only checks LIST.
 """
 
@@ -69,37 +68,34 @@ def header(head, name):
     return re.sub(r"\n[ \t]+", " ", m.group(1)) if m else ""
 
 
-TAG = re.compile(r"^(?:Cc|[A-Z][a-z]*(?:-[a-z]+)*-by): (.*@.*)$")
+# The tags git send-email copies by default (its "cc", "sob" and
+# "misc-by"), matched as it matches them: case-insensitively.
+TAG = re.compile(r"^(?:cc|[a-z][a-z-]*-by):\s*(.*@.*)$", re.I)
 
 
 def trailers_cc(body):
     """The people of a commit message's tags (the body above its "---"):
     Cc: and every ...-by: (Signed-off-by, Co-developed-by, Suggested-by,
-    Reviewed-by, ...), as git send-email copies them by default."""
+    Reviewed-by, ...), without a trailing comment ("Cc: stable@... # 7.3+")."""
     message = body.split("\n---\n", 1)[0]
-    return [m.group(1).strip() for m in map(TAG.match, message.splitlines()) if m]
-
-
-def name(who):
-    """The display name of "Name <email>", lower case ("" for none)."""
-    return who.split("<", 1)[0].strip().strip('"').lower() if "<" in who else ""
+    return [m.group(1).split(" #", 1)[0].strip()
+            for m in map(TAG.match, message.splitlines()) if m]
 
 
 def unique(people, drop=()):
-    """People in order, once each by address and by name; none of `drop`
-    (addresses and names)."""
+    """People in order, once each by address, none of `drop` (addresses)."""
     seen, out = set(drop), []
     for p in people:
-        keys = {address(p)} | ({name(p)} if name(p) else set())
-        if not keys & seen:
-            seen |= keys
+        a = address(p)
+        if a not in seen:
+            seen.add(a)
             out.append(p)
     return out
 
 
 def keys(people):
-    """The addresses and names of people, for unique()'s drop."""
-    return {address(p) for p in people} | {name(p) for p in people if name(p)}
+    """The addresses of people, for unique()'s drop."""
+    return {address(p) for p in people}
 
 
 def fold(name, people):

@@ -286,27 +286,29 @@ def test_recipients_per_mail(tmp_path):
     mail(d / "0001-a.patch", me, "mm: a", ["mm/a.c"],
          "\nSuggested-by: Sug Gester <sg@example.org>\nCc: Trailer Person <t@example.org>\n"
          "Co-developed-by: Co Dev <co@example.org>\nSigned-off-by: Co Dev <co@example.org>\n"
+         "CC: stable@example.org # 7.3+\n"
          "Signed-off-by: Me Sender <me@example.org>\n")
     mail(d / "0002-b.patch", "Ann Author <ann@example.org>", "fs: b", ["fs/b.c"])
     mail(d / "0003-c.patch", me, "mm: c", ["mm/c.c", "fs/c.c"])
     (d / "0000-cover-letter.patch").write_text(
         "From 0 Mon Sep 17 00:00:00 2001\nFrom: Me Sender <me@example.org>\n"
         "Subject: [PATCH 0/3] x\n\nBlurb.\n")
-    # Mm Reviewer under another address (as MAINTAINERS has some people) is
-    # the same person: named once. The lists go to every mail.
+    # Another Mm Reviewer, at another address, is another person (MAINTAINERS
+    # has two Wei Xus): named too. The lists go to every mail.
     p = script("mail_recipients.py", "--cc", '"Doe, Jo" <jo@example.org>, Mm Reviewer <r2@example.org>',
                "--lists", "all@example.org", repo, me, *sorted(d.iterdir()))
     assert p.returncode == 0, p.stderr
     to, cc = headers(d / "0001-a.patch")
     assert to == ['"mm, Maintainer" <mm-m@example.org>']
     assert cc == ["Sug Gester <sg@example.org>", "Trailer Person <t@example.org>",
-                  "Co Dev <co@example.org>", "mm Reviewer <mm-r@example.org>",
-                  "linux-mm@example.org", "all@example.org", '"Doe, Jo" <jo@example.org>']
+                  "Co Dev <co@example.org>", "stable@example.org",
+                  "mm Reviewer <mm-r@example.org>", "linux-mm@example.org", "all@example.org",
+                  '"Doe, Jo" <jo@example.org>', "Mm Reviewer <r2@example.org>"]
     to, cc = headers(d / "0002-b.patch")
     assert to == ['"fs, Maintainer" <fs-m@example.org>']
     assert cc[0] == "Ann Author <ann@example.org>" and "linux-fsdevel" not in " ".join(cc)
     assert not any("mm" in x for x in to + cc) and "all@example.org" in cc
-    assert "Mm Reviewer <r2@example.org>" in cc  # no mm Reviewer from mm/ here
+    assert "Mm Reviewer <r2@example.org>" in cc
     to, cc = headers(d / "0003-c.patch")
     assert to == ['"mm, Maintainer" <mm-m@example.org>', '"fs, Maintainer" <fs-m@example.org>']
     assert "Ann Author <ann@example.org>" not in cc and "Trailer Person <t@example.org>" not in cc
@@ -314,12 +316,14 @@ def test_recipients_per_mail(tmp_path):
     to, cc = headers(d / "0000-cover-letter.patch")
     assert to == ['"mm, Maintainer" <mm-m@example.org>', '"fs, Maintainer" <fs-m@example.org>']
     assert sorted(cc) == sorted(["Sug Gester <sg@example.org>", "Trailer Person <t@example.org>",
-                                 "Co Dev <co@example.org>", "mm Reviewer <mm-r@example.org>",
+                                 "Co Dev <co@example.org>", "stable@example.org",
+                                 "mm Reviewer <mm-r@example.org>",
                                  "linux-mm@example.org", "all@example.org",
-                                 '"Doe, Jo" <jo@example.org>', "Ann Author <ann@example.org>",
+                                 '"Doe, Jo" <jo@example.org>', "Mm Reviewer <r2@example.org>",
+                                 "Ann Author <ann@example.org>",
                                  "fs Reviewer <fs-r@example.org>", "linux-fs@example.org"])
     assert "me@example.org" not in (d / "0000-cover-letter.patch").read_text().split("Subject")[1]
-    assert p.stdout.splitlines()[-1] == "2 To, 10 Cc  0000-cover-letter.patch"
+    assert p.stdout.splitlines()[-1] == "2 To, 12 Cc  0000-cover-letter.patch"
 
 
 def test_recipients_bad_cc(tmp_path):
