@@ -71,6 +71,11 @@ cp "$TOP/scripts/guest/lru-gen" "$root/kselftest/lru-gen"
 "$cc" -static -O2 -Wall -Werror -o "$root/kselftest/flush_dcache_check" \
 	"$TOP/scripts/guest/flush_dcache_check.c" ||
 	die "cannot build scripts/guest/flush_dcache_check.c"
+# The reproducer of the migrate_vma deferred split bug (patches/fixes/,
+# make matrix MATRIX=hmm), with test_hmm's uapi header from the tree.
+"$cc" -static -O2 -Wall -Werror -I"$TREE/lib" -o "$root/kselftest/hmm_deferred_split_repro" \
+	"$TOP/scripts/guest/hmm_deferred_split_repro.c" ||
+	die "cannot build scripts/guest/hmm_deferred_split_repro.c"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$cpio_out.tmp"
 mv "$cpio_out.tmp" "$cpio_out"

@@ -42,7 +42,7 @@ FAIL_SKIP='lockless reads|no lockless|kprobe|rcu_free_deferred'
 # The entries, in the order they run (cheap and likely to break first).
 ENTRIES=(small nothp up i386 norcufree gcc rt kcsan arm64 w1-sparse)
 for i in $(seq 1 "$RANDCONFIG_N"); do ENTRIES+=("randconfig-$i"); done
-OPTIONAL=(test) # only when MATRIX= names them
+OPTIONAL=(test hmm) # only when MATRIX= names them
 
 # Set the E_* variables of entry $1:
 #   E_KIND   build | boot | sparse | randconfig
@@ -127,6 +127,12 @@ entry() {
 		E_KIND=randconfig
 		E_WHAT="x86_64 randconfig (KCONFIG_PROBABILITY=$RANDCONFIG_PROBABILITY), asking for RUST and the series' options (what came out on: next column)"
 		E_WANT="RUST=y PAGE_RCU_FREE=y"
+		;;
+	hmm)
+		E_KIND=boot E_CONFIG=matrix-hmm
+		E_WHAT="x86_64, the test kernel with DEVICE_PRIVATE and TEST_HMM; boot: the migrate_vma deferred split reproducer (fails on its DEBUG_VM warnings without patches/fixes/, passes with FIXES=1)"
+		E_WANT="ZONE_DEVICE=y DEVICE_PRIVATE=y TEST_HMM=y DEBUG_VM=y MEMCG=y TRANSPARENT_HUGEPAGE=y"
+		E_TESTS=hmm_deferred_split_repro
 		;;
 	test)
 		E_KIND=boot E_CONFIG=test E_SMP=4

@@ -3,7 +3,9 @@
 # base alone, for `make bench`): the base (scripts/base.sh), the files
 # this series adds (rust/ mm/ Documentation/ tools/ of this repository, at
 # their kernel paths) and the quilt series patches/ applied on top
-# (patches/series, then patches/local.series).
+# (patches/series, then patches/local.series; with FIXES=1 also the fixes
+# of patches/fixes/, outside both series, which the tree otherwise leaves
+# out: `make matrix MATRIX=hmm FIXES=1` shows the migrate_vma fix at work).
 #
 # Re-assembling is incremental: only files whose content changes are
 # written, so the kernel build stays incremental. A file of build/tree that
@@ -14,6 +16,8 @@ set -euo pipefail
 
 FORCE=${FORCE:-0}
 case $FORCE in 0 | 1) ;; *) die "FORCE must be 0 or 1, not '$FORCE'" ;; esac
+FIXES=${FIXES:-0}
+case $FIXES in 0 | 1) ;; *) die "FIXES must be 0 or 1, not '$FIXES'" ;; esac
 need patch sha256sum
 
 base=$("$TOP/scripts/base.sh" | tail -n1)
@@ -37,7 +41,7 @@ patched_files() {
 }
 
 # patches/series (the mail series), then patches/local.series (hooks of
-# the bench harness, never mailed).
+# the bench harness, never mailed), then with FIXES=1 patches/fixes/*.patch.
 series_patches() {
 	[ "$VARIANT" = series ] || return 0
 	local s
@@ -45,6 +49,8 @@ series_patches() {
 		[ -f "$TOP/patches/$s" ] || continue
 		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/$s" | awk '{print $1}'
 	done
+	[ "$FIXES" = 1 ] || return 0
+	(cd "$TOP/patches" && ls fixes/*.patch 2>/dev/null) || true
 }
 
 if [ ! -f "$TREE/.assembled" ]; then
@@ -113,4 +119,4 @@ for f in $(printf '%s\n' "${overlay[@]}" "${patched[@]}" "${previous[@]}" | sort
 done
 mv "$manifest.new" "$manifest"
 rm -rf "$scratch"
-step "tree: ${#overlay[@]} added files, $n patches, $changed files written"
+step "tree: ${#overlay[@]} added files, $n patches$([ "$FIXES" = 0 ] || echo " (with patches/fixes/)"), $changed files written"

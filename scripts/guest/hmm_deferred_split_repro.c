@@ -8,11 +8,19 @@
  * sublist, the free unqueues it under the wrong sublist (nr_items off by one
  * on both lists).
  *
- * Build: gcc -O2 -Wall -I<tree>/lib -o repro repro.c
- * Run as root, test_hmm loaded (device-private mode), cgroup2 at /sys/fs/cgroup,
- * THP enabled=madvise. Not run yet: the kernel needs CONFIG_ZONE_DEVICE,
- * CONFIG_DEVICE_PRIVATE, CONFIG_TEST_HMM and CONFIG_DEBUG_VM (see
- * patches/fixes/mm-migrate_device-alloc-deferred-split-lists.patch).
+ * The verdict is the kernel log: with CONFIG_DEBUG_VM the partial unmap
+ * warns in lock_list_lru_of_memcg() (the fallback to the parent's sublist
+ * of a memcg that is not dying), and the rmdir warns in
+ * memcg_reparent_list_lru_one() (nr_items < 0). `make matrix MATRIX=hmm`
+ * boots a kernel with CONFIG_ZONE_DEVICE, CONFIG_DEVICE_PRIVATE,
+ * CONFIG_TEST_HMM=y and CONFIG_DEBUG_VM and runs it: the entry fails on
+ * those warnings without the fix, and passes with it (FIXES=1 applies
+ * patches/fixes/). Exit 4 (skipped) when the path was not taken: no
+ * device-private THP after MIGRATE_TO_DEV, or no THP after MIGRATE_TO_SYS.
+ *
+ * Build: gcc -static -O2 -Wall -I<tree>/lib -o repro repro.c
+ * Run as root with test_hmm (device-private mode); THP enabled=madvise or
+ * always. Mounts cgroup2 at /sys/fs/cgroup if nothing is there.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +32,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "test_hmm_uapi.h"
@@ -70,15 +79,33 @@ static void dmirror(int fd, unsigned long req, void *addr, void *mirror,
 	printf("%s: cpages=%llu\n", name, (unsigned long long)cmd.cpages);
 }
 
-static void smaps_thp(void)
+static void skip(const char *why)
 {
-	char cmd[128];
+	printf("SKIP: %s: the path of the bug was not taken\n", why);
+	exit(4);
+}
 
-	snprintf(cmd, sizeof(cmd),
-		 "grep -E '^AnonHugePages: +[1-9]' /proc/%d/smaps || echo 'AnonHugePages: none'",
-		 getpid());
-	if (system(cmd) < 0)
-		perror("system");
+/* The kB of AnonHugePages of the mapping that holds addr. */
+static long thp_kb(const void *addr)
+{
+	unsigned long start, end, want = (uintptr_t)addr;
+	char line[256];
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		die("/proc/self/smaps");
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line: "start-end perms ..." in hex. */
+		if (line[strspn(line, "0123456789abcdef")] == '-' &&
+		    sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in = start <= want && want < end;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
 }
 
 int main(void)
@@ -117,6 +144,9 @@ int main(void)
 		die("open /dev/hmm_dmirror0");
 
 	/* A fresh memcg: no THP fault, swapin or collapse has run in it. */
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) &&
+	    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		die("mount cgroup2 on /sys/fs/cgroup");
 	write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
 	rmdir(CG);
 	if (mkdir(CG, 0755))
@@ -130,10 +160,15 @@ int main(void)
 	dmirror(fd, HMM_DMIRROR_MIGRATE_TO_DEV, a, mirror, npages, "MIGRATE_TO_DEV");
 	dmirror(fd, HMM_DMIRROR_SNAPSHOT, a, snap, npages, "SNAPSHOT");
 	printf("snapshot[0]=0x%02x (expect 0x26: dev-private local|write|PMD)\n", snap[0]);
+	if (snap[0] != (HMM_DMIRROR_PROT_DEV_PRIVATE_LOCAL | HMM_DMIRROR_PROT_WRITE |
+			HMM_DMIRROR_PROT_PMD))
+		skip("no device-private THP after MIGRATE_TO_DEV");
 
 	/* 2. Back to a system THP, committed to the same memcg. */
 	dmirror(fd, HMM_DMIRROR_MIGRATE_TO_SYS, a, mirror, npages, "MIGRATE_TO_SYS");
-	smaps_thp();
+	printf("AnonHugePages: %ld kB\n", thp_kb(a));
+	if (thp_kb(a) < 2048)
+		skip("no THP after MIGRATE_TO_SYS");
 
 	/* 3. Partial unmap: deferred_split_folio(), memcg has no sublist. */
 	if (madvise(a, SZ_2M / 2, MADV_DONTNEED))
@@ -142,7 +177,7 @@ int main(void)
 
 	/* 4. A THP fault in the memcg allocates its sublists. */
 	b[0] = 1;
-	smaps_thp();
+	printf("AnonHugePages after the fault: %ld kB\n", thp_kb(a));
 
 	/* 5. Free both: the migrated THP is unqueued under the memcg's lock. */
 	if (munmap(a, SZ_2M) || munmap(b, SZ_2M))
