@@ -2,7 +2,7 @@
 """To and Cc of each mail of a series, from the files that mail touches.
 
 Usage: mail_recipients.py [--cc LIST] [--lists LIST] REPO SENDER MAIL...
-       mail_recipients.py --cc LIST --check
+       mail_recipients.py [--cc LIST] [--lists LIST] --check
 
 REPO is the git tree the series was formatted from (build/series-git, the
 series checked out), whose scripts/get_maintainer.pl and MAINTAINERS say
@@ -24,7 +24,7 @@ The cover letter (the MAIL named *0000-cover-letter.patch) gets the union:
 To every maintainer of the series, Cc everyone else. Nobody is named twice
 in one mail (by address: one name can be two people, as MAINTAINERS
 has two Wei Xus), nor the sender. Prints "N To, N Cc  FILE" per mail.
---check only checks LIST.
+--check only checks the LISTs.
 """
 
 import concurrent.futures
@@ -93,11 +93,6 @@ def unique(people, drop=()):
     return out
 
 
-def keys(people):
-    """The addresses of people, for unique()'s drop."""
-    return {address(p) for p in people}
-
-
 def fold(name, people):
     return f"{name}: " + ",\n    ".join(people) + "\n" if people else ""
 
@@ -132,7 +127,6 @@ def main():
         sys.exit("usage: " + __doc__.split("Usage: ")[1].split("\n\n")[0])
     repo, sender, mails = args[0], args[1], [Path(a) for a in args[2:]]
     me = address(sender)
-    mine = keys([sender])
     covers = [m for m in mails if m.name.endswith("0000-cover-letter.patch")]
     patches = [m for m in mails if m not in covers]
     if len(covers) > 1 or not patches:
@@ -151,15 +145,15 @@ def main():
         cc = ([author] if author and address(author) != me else []) + trailers_cc(body)
         cc += others + lists + extra
         # No maintainer at all: the lists take the mail.
-        to = unique(maintainers or others, mine)
-        cc = unique(cc, mine | keys(to))
+        to = unique(maintainers or others, {me})
+        cc = unique(cc, {me} | {address(p) for p in to})
         write(mail, to, cc)
         all_to += to
         all_cc += cc
         print(f"{len(to)} To, {len(cc)} Cc  {mail.name}")
     if covers:
-        to = unique(all_to, mine)
-        cc = unique(all_cc, mine | keys(to))
+        to = unique(all_to, {me})
+        cc = unique(all_cc, {me} | {address(p) for p in to})
         write(covers[0], to, cc)
         print(f"{len(to)} To, {len(cc)} Cc  {covers[0].name}")
 

@@ -49,8 +49,7 @@ for s in "${selected[@]}"; do
 	"$TOP/scripts/cover_letter.py" --check "$TOP/patches/changelog.$s" "${version[$s]}" || exit 1
 done
 lists=${MAIL_LISTS-linux-mm@kvack.org}
-"$TOP/scripts/mail_recipients.py" --cc "${MAIL_CC:-}" --check || exit 1
-"$TOP/scripts/mail_recipients.py" --cc "$lists" --check || exit 1
+"$TOP/scripts/mail_recipients.py" --cc "${MAIL_CC:-}" --lists "$lists" --check || exit 1
 name=$(git config user.name || true)
 email=$(git config user.email || true)
 if [ -z "$name" ] || [ -z "$email" ]; then

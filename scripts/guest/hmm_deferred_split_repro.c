@@ -116,6 +116,7 @@ int main(void)
 	unsigned char *mirror, *snap, *map, *a, *b;
 	cpu_set_t set;
 	char pid[32];
+	long thp;
 	int fd;
 
 	/* One CPU: the frees below drain this CPU's LRU batches. */
@@ -166,8 +167,9 @@ int main(void)
 
 	/* 2. Back to a system THP, committed to the same memcg. */
 	dmirror(fd, HMM_DMIRROR_MIGRATE_TO_SYS, a, mirror, npages, "MIGRATE_TO_SYS");
-	printf("AnonHugePages: %ld kB\n", thp_kb(a));
-	if (thp_kb(a) < 2048)
+	thp = thp_kb(a);
+	printf("AnonHugePages: %ld kB\n", thp);
+	if (thp < 2048)
 		skip("no THP after MIGRATE_TO_SYS");
 
 	/* 3. Partial unmap: deferred_split_folio(), memcg has no sublist. */
