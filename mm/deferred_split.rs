@@ -225,9 +225,10 @@ fn relock<'g, 'a>(
 
 /// C entry point for `folio_batch_unqueue_deferred_split()`: see [`unqueue_batch`].
 ///
-/// May be called from any context except NMI. The callers hold no lruvec lock: they unqueue after
-/// dropping it, so that the queue's lock round trips do not lengthen the lruvec lock's critical
-/// section.
+/// May be called from any context that may take a `spinlock_t` with interrupts disabled, as the
+/// queue's lock is taken: not NMI, nor, on PREEMPT_RT, where it sleeps, under a raw spinlock or
+/// with interrupts disabled. The callers hold no lruvec lock: they unqueue after dropping it, so
+/// that the queue's lock round trips do not lengthen the lruvec lock's critical section.
 ///
 /// # Safety
 ///

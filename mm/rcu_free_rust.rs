@@ -357,8 +357,9 @@ unsafe fn free_batch(batch: &mut FolioBatch<Unreferenced>) {
 }
 
 /// Takes a folio with `PG_rcu_free` whose reference count reached zero; it is freed after an RCU
-/// grace period. May be called from any context except NMI: the per-CPU lock is a `spinlock_t`
-/// taken with interrupts disabled.
+/// grace period. May be called from any context that may take a `spinlock_t` with interrupts
+/// disabled, as the per-CPU lock is taken: not NMI, nor, on PREEMPT_RT, where it sleeps, under a
+/// raw spinlock or with interrupts disabled.
 ///
 /// # Safety
 ///
@@ -485,7 +486,8 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
     });
     let mut freed = 0;
     if waiting {
-        // SAFETY: The caller guarantees a context that may sleep.
+        // SAFETY: No memory-safety requirements. It sleeps, which the context this function
+        // must be called from allows (see above).
         unsafe { bindings::rcu_free_synchronize_expedited() };
         for_each_pcp(|pcp| freed += pcp.free_done());
     }
@@ -506,6 +508,11 @@ pub unsafe extern "C" fn rcu_free_drain_all() -> c_ulong {
 /// the other's `close()` stamped with a newer cookie, so that its `free_done()` frees none of
 /// it. The works never take it, so a drain may wait for them under it; nothing under it
 /// allocates memory, so the allocator's slow path cannot reach it again from inside.
+///
+/// # Invariants
+///
+/// The task that made this value holds `rcu_free_drain_mutex` until the value is dropped, in
+/// that task.
 #[must_use = "if unused, the drain lock is released at once"]
 struct DrainLock {
     /// Unlocked by the task that locked it.
@@ -527,6 +534,7 @@ impl DrainLock {
         if unsafe { bindings::rcu_free_drain_lock() } != 0 {
             return None;
         }
+        // INVARIANT: `rcu_free_drain_lock()` returned 0: this task holds the lock.
         Some(DrainLock {
             _not_send: NotThreadSafe,
         })
@@ -546,8 +554,7 @@ impl DrainLock {
 impl Drop for DrainLock {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: `self` was made by `lock()`, which took the lock, and it is dropped in the
-        // task that took it: it is neither `Send` nor `Sync`.
+        // SAFETY: By the type invariants, this task holds the lock.
         unsafe { bindings::rcu_free_drain_unlock() };
     }
 }

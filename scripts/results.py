@@ -305,6 +305,8 @@ def kunit_suite(lines, rc):
         cases += [(p, "fail") for p in root.problems()]
     if rc is None:
         cases.append(("did not finish (guest died)", "fail"))
+    elif rc != 0:
+        cases.append((f"the guest's setup of this run failed (rc={rc})", "fail"))
     elif not cases:
         cases.append(("no test results", "fail"))
     return cases

@@ -215,6 +215,14 @@ def test_kunit_section_never_ended():
     assert ("did not finish (guest died)", "fail") in cases
 
 
+def test_kunit_section_with_failed_setup():
+    """A re-run whose guest setup failed (rc=1: its cgroup could not be made,
+    or the test it exists for was skipped) fails, its passing cases kept."""
+    cases = results.kunit_suite(ktap("filemap_nolock.ktap"), 1)
+    assert ("the guest's setup of this run failed (rc=1)", "fail") in cases
+    assert counts(cases)["pass"] == counts(results.kunit_suite(ktap("filemap_nolock.ktap"), 0))["pass"]
+
+
 def test_missing_kselftest(tmp_path):
     run = make_run(tmp_path, KUNIT_OK, section("kselftest", "cow", ["TAP version 13", "1..1", "ok 1 a"]))
     rc, out = results_py(run, "cow,migration")

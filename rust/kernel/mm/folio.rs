@@ -265,15 +265,8 @@ impl<S: RefState> Folio<S> {
 
 #[cfg(CONFIG_TRANSPARENT_HUGEPAGE)]
 impl<S: RefState> Folio<S> {
-    /// Returns whether the folio is partially mapped (`PG_partially_mapped`). False for a folio
-    /// of one page.
-    #[inline]
-    pub fn is_partially_mapped(&self) -> bool {
-        // SAFETY: The folio is large.
-        self.is_large() && unsafe { self.is_partially_mapped_unchecked() }
-    }
-
-    /// [`Folio::is_partially_mapped`] without the test that the folio is large.
+    /// Returns whether the folio is partially mapped (`PG_partially_mapped`), without the test
+    /// that it is large: the caller has made it (the unqueue's folios may be deferred split).
     ///
     /// # Safety
     ///

@@ -329,6 +329,98 @@ mod tests {
         }
     }
 
+    /// The number of items on the sublist of node `nid` and memory cgroup `memcg` of `lru`:
+    /// `list_lru_count_one()`. Zero if that memcg has no sublist (any more).
+    #[cfg(CONFIG_MEMCG)]
+    fn count_one(lru: &ListLru, nid: i32, memcg: *mut bindings::mem_cgroup) -> usize {
+        // SAFETY: The list_lru is initialised; `nid` is a node with memory, so a possible one,
+        // with a sublist; `memcg` is alive (the caller holds a reference to it or to a
+        // descendant). The count is read under the RCU read lock, which C takes.
+        // CAST: An item count fits in `usize`.
+        unsafe { bindings::list_lru_count_one(lru.as_raw(), nid, memcg) as usize }
+    }
+
+    /// A memory cgroup with a reference to it (`css_get()`), dropped with the value.
+    ///
+    /// # Invariants
+    ///
+    /// `0` is a memory cgroup to whose css we hold a reference.
+    #[cfg(CONFIG_MEMCG)]
+    struct PinnedMemcg(NonNull<bindings::mem_cgroup>);
+
+    #[cfg(CONFIG_MEMCG)]
+    impl PinnedMemcg {
+        /// The memory cgroup of the cgroup at `path` of the default hierarchy (cgroup v2), if
+        /// there is one and it has a memcg of its own (the memory controller is enabled in
+        /// its parent's `cgroup.subtree_control`).
+        fn get(path: &CStr) -> Option<Self> {
+            if crate::mm::memcg::is_disabled() {
+                return None;
+            }
+            // SAFETY: `path` is a C string. On success we own a reference to the cgroup.
+            let cgrp = crate::error::from_err_ptr(unsafe {
+                bindings::cgroup_get_from_path(path.as_char_ptr())
+            })
+            .ok()?;
+            // SAFETY: We hold a reference to `cgrp`; the memory controller is enabled, so the
+            // effective css is never null, and comes with a reference of its own.
+            let css =
+                unsafe { bindings::cgroup_get_e_css(cgrp, &raw mut bindings::memory_cgrp_subsys) };
+            // SAFETY: `css` is alive: we hold a reference to it.
+            let own = unsafe { (*css).cgroup } == cgrp;
+            // SAFETY: We own this reference to the cgroup (`cgroup_put()` is `css_put()` of its
+            // `self`); the css keeps it from being freed.
+            unsafe { bindings::css_put(&raw mut (*cgrp).self_) };
+            if !own {
+                // An ancestor's memcg, shared: not the test's.
+                // SAFETY: We own this reference.
+                unsafe { bindings::css_put(css) };
+                return None;
+            }
+            // SAFETY: `css` is a memory cgroup's: `css` is its first field, as
+            // `mem_cgroup_from_css()` has it.
+            let memcg = unsafe { crate::container_of!(css, bindings::mem_cgroup, css) };
+            // INVARIANT: We hold the reference that `cgroup_get_e_css()` took.
+            NonNull::new(memcg).map(Self)
+        }
+
+        fn memcg(&self) -> &MemCgroup {
+            // SAFETY: By the type invariants, the memcg is not freed while `self` lives.
+            unsafe { MemCgroup::from_raw(self.0.as_ptr()) }
+        }
+
+        /// Its parent: `parent_mem_cgroup()`. Not freed while `self` lives (a memcg holds a
+        /// reference to its parent).
+        fn parent(&self) -> *mut bindings::mem_cgroup {
+            // SAFETY: By the type invariants the memcg is alive; a memcg at a path below the
+            // root has a parent css, a memory cgroup's.
+            unsafe {
+                let parent = (*self.0.as_ptr()).css.parent;
+                crate::container_of!(parent, bindings::mem_cgroup, css)
+            }
+        }
+
+        /// Charges it one page (`__GFP_ACCOUNT`, under `set_active_memcg()`), uncharged when
+        /// the page is freed: its `memory.current` tells user space that the test got here.
+        fn charge_page(&self) -> Result<crate::page::Page> {
+            // SAFETY: The memcg is alive while `self` is; the previous active memcg is set
+            // back right after the allocation, in the same task.
+            let old = unsafe { bindings::set_active_memcg(self.0.as_ptr()) };
+            let page = crate::page::Page::alloc_page(GFP_KERNEL_ACCOUNT);
+            // SAFETY: As above.
+            unsafe { bindings::set_active_memcg(old) };
+            Ok(page?)
+        }
+    }
+
+    #[cfg(CONFIG_MEMCG)]
+    impl Drop for PinnedMemcg {
+        fn drop(&mut self) {
+            // SAFETY: By the type invariants we own this reference.
+            unsafe { bindings::css_put(&raw mut (*self.0.as_ptr()).css) };
+        }
+    }
+
     fn new_lru(memcg_aware: bool) -> Result<Pin<KBox<OwnedListLru>>> {
         KBox::pin_init(
             OwnedListLru::new(memcg_aware, crate::static_lock_class!()),
@@ -453,6 +545,116 @@ mod tests {
             (!cfg!(CONFIG_PREEMPT_RT), !cfg!(CONFIG_PREEMPT_RT))
         );
         assert!(!after);
+        Ok(())
+    }
+
+    /// The cgroup that `memcg_sublist_then_live_ancestor` watches die.
+    #[cfg(CONFIG_MEMCG)]
+    const TEST_CGROUP: &CStr = c"/rust_mm_list_lru";
+
+    /// A memcg's own sublist, then, once the memcg is removed and its sublists reparented, the
+    /// walk to its live parent: a guard taken for the dead memcg is still `is_for()` it, locks
+    /// the parent's sublist, where the item is now, and adds there.
+    ///
+    /// It needs a memory cgroup that it can watch die, which a kernel test cannot make: the
+    /// cgroup v2 `rust_mm_list_lru`, with the memory controller enabled in the root's
+    /// `cgroup.subtree_control`. Run the suite with it in place, and remove it once its
+    /// `memory.current` is no longer zero: the test charges it a page when its item is on the
+    /// memcg's own sublist, then waits (a minute at most) for the item to move:
+    ///
+    /// ```text
+    /// mkdir /sys/fs/cgroup/rust_mm_list_lru
+    /// echo 1 >/sys/kernel/debug/kunit/rust_mm_list_lru/run &
+    /// until [ "$(cat /sys/fs/cgroup/rust_mm_list_lru/memory.current)" != 0 ]; do sleep 1; done
+    /// rmdir /sys/fs/cgroup/rust_mm_list_lru; wait
+    /// ```
+    ///
+    /// Without the cgroup (as at boot), it is skipped.
+    #[test]
+    fn memcg_sublist_then_live_ancestor() -> Result {
+        #[cfg(not(CONFIG_MEMCG))]
+        crate::kunit::mark_skipped(c"no CONFIG_MEMCG");
+        #[cfg(CONFIG_MEMCG)]
+        {
+            use crate::time::{delay::fsleep, Delta};
+
+            let Some(pinned) = PinnedMemcg::get(TEST_CGROUP) else {
+                crate::kunit::mark_skipped(c"no memory cgroup /rust_mm_list_lru");
+                return Ok(());
+            };
+            let (memcg, parent) = (pinned.memcg(), pinned.parent());
+            let lru = new_lru(true)?;
+            // SAFETY: `lru` is initialised and memcg aware; `memcg` is alive.
+            to_result(unsafe {
+                bindings::memcg_list_lru_alloc(memcg.as_raw(), lru.as_raw(), GFP_KERNEL.as_raw())
+            })?;
+            let nid = nodes_with_memory().next().unwrap_or(0);
+            let mut items = [empty_item(), empty_item()];
+            for item in items.iter_mut() {
+                // SAFETY: `item` is valid and stays in place until the end of the test.
+                unsafe { bindings::INIT_LIST_HEAD(item) };
+            }
+            // Nothing is asserted under a guard (see `memcg_aware_add_del`).
+            let (seen, added) = {
+                let mut guard = lru.lock(nid, Some(memcg)).ok_or(EINVAL)?;
+                let seen = (
+                    guard.is_for(nid, Some(memcg)),
+                    guard.is_for(nid, None),
+                    guard.locked_memcg,
+                );
+                // SAFETY: An empty item that stays in place while on the list; its sublist is
+                // the memcg's own, which the guard holds.
+                (seen, unsafe { guard.add(&mut items[0]) })
+            };
+            assert_eq!(seen, (true, false, memcg.as_raw()));
+            assert!(added);
+            assert_eq!(
+                (
+                    count_one(&lru, nid, memcg.as_raw()),
+                    count_one(&lru, nid, parent)
+                ),
+                (1, 0)
+            );
+
+            // User space removes the cgroup once the page shows; going offline, the memcg
+            // moves its items to the parent's sublists, in every memcg-aware list_lru.
+            let page = pinned.charge_page()?;
+            let mut waited = 0;
+            while count_one(&lru, nid, parent) == 0 && waited < 3000 {
+                fsleep(Delta::from_millis(20));
+                waited += 1;
+            }
+            drop(page);
+            // Fails if the cgroup was not removed within a minute, or its item did not move.
+            assert_eq!(
+                (
+                    count_one(&lru, nid, memcg.as_raw()),
+                    count_one(&lru, nid, parent)
+                ),
+                (0, 1)
+            );
+
+            let (seen, deleted, added) = {
+                let mut guard = lru.lock(nid, Some(memcg)).ok_or(EINVAL)?;
+                let seen = (guard.is_for(nid, Some(memcg)), guard.locked_memcg);
+                // SAFETY: `items[0]` is on the parent's sublist, which C walked to and the
+                // guard holds; `items[1]` is empty and stays in place while on the list, and
+                // belongs where an item of the dead memcg goes, the parent's.
+                let (deleted, added) =
+                    unsafe { (guard.del(&mut items[0]), guard.add(&mut items[1])) };
+                (seen, deleted, added)
+            };
+            assert_eq!(seen, (true, parent));
+            assert_eq!((deleted, added), (true, true));
+            assert_eq!(count_one(&lru, nid, parent), 1);
+            let deleted = {
+                let mut guard = lru.lock(nid, Some(memcg)).ok_or(EINVAL)?;
+                // SAFETY: `items[1]` is on the parent's sublist, which the guard holds.
+                unsafe { guard.del(&mut items[1]) }
+            };
+            assert!(deleted);
+            assert_eq!(count_one(&lru, nid, parent), 0);
+        }
         Ok(())
     }
 }
