@@ -223,6 +223,9 @@ static void requeue_keeps_partially_mapped(struct kunit *test)
 
 	if (!deferred_split_ready(test))
 		return;
+	/* deferred_split_folio() queues a mapped folio only if this is set. */
+	if (!READ_ONCE(split_underused_thp))
+		kunit_skip(test, "split_underused_thp is off");
 	folio = dsk_alloc(test, HPAGE_PMD_ORDER, NUMA_NO_NODE);
 	deferred_split_folio(folio, false);
 	KUNIT_EXPECT_TRUE(test, dsk_queued(folio));
