@@ -352,7 +352,8 @@ mod tests {
     impl PinnedMemcg {
         /// The memory cgroup of the cgroup at `path` of the default hierarchy (cgroup v2), if
         /// there is one and it has a memcg of its own (the memory controller is enabled in
-        /// its parent's `cgroup.subtree_control`).
+        /// its parent's `cgroup.subtree_control`). It is `mem_cgroup_get_from_ino()` by path,
+        /// which C has only with `CONFIG_SHRINKER_DEBUG`.
         fn get(path: &CStr) -> Option<Self> {
             if crate::mm::memcg::is_disabled() {
                 return None;
@@ -362,14 +363,14 @@ mod tests {
                 bindings::cgroup_get_from_path(path.as_char_ptr())
             })
             .ok()?;
-            // SAFETY: We hold a reference to `cgrp`; the memory controller is enabled, so the
-            // effective css is never null, and comes with a reference of its own.
+            // SAFETY: We hold a reference to `cgrp`. The result is never null: an online css of
+            // `cgrp` or of an ancestor, or the root's; it comes with a reference of its own.
             let css =
                 unsafe { bindings::cgroup_get_e_css(cgrp, &raw mut bindings::memory_cgrp_subsys) };
             // SAFETY: `css` is alive: we hold a reference to it.
             let own = unsafe { (*css).cgroup } == cgrp;
-            // SAFETY: We own this reference to the cgroup (`cgroup_put()` is `css_put()` of its
-            // `self`); the css keeps it from being freed.
+            // SAFETY: We own this reference to the cgroup: `cgroup_put()` is `css_put()` of its
+            // `self`. `cgrp` is only compared above, not used after.
             unsafe { bindings::css_put(&raw mut (*cgrp).self_) };
             if !own {
                 // An ancestor's memcg, shared: not the test's.
@@ -377,11 +378,12 @@ mod tests {
                 unsafe { bindings::css_put(css) };
                 return None;
             }
-            // SAFETY: `css` is a memory cgroup's: `css` is its first field, as
-            // `mem_cgroup_from_css()` has it.
-            let memcg = unsafe { crate::container_of!(css, bindings::mem_cgroup, css) };
+            // SAFETY: `css` is the memory controller's, so the `css` field of a `struct
+            // mem_cgroup` (`mem_cgroup_from_css()`); not null, nor is its container.
             // INVARIANT: We hold the reference that `cgroup_get_e_css()` took.
-            NonNull::new(memcg).map(Self)
+            Some(Self(unsafe {
+                NonNull::new_unchecked(crate::container_of!(css, bindings::mem_cgroup, css))
+            }))
         }
 
         fn memcg(&self) -> &MemCgroup {
@@ -389,27 +391,38 @@ mod tests {
             unsafe { MemCgroup::from_raw(self.0.as_ptr()) }
         }
 
-        /// Its parent: `parent_mem_cgroup()`. Not freed while `self` lives (a memcg holds a
-        /// reference to its parent).
+        /// Its parent (`parent_mem_cgroup()`), not freed while `self` lives: a css holds a
+        /// reference to its parent. Null for the root.
         fn parent(&self) -> *mut bindings::mem_cgroup {
-            // SAFETY: By the type invariants the memcg is alive; a memcg at a path below the
-            // root has a parent css, a memory cgroup's.
+            // SAFETY: By the type invariants the memcg is alive. Its parent css, if any, is a
+            // memory controller's too, so the `css` field of a `struct mem_cgroup`.
             unsafe {
                 let parent = (*self.0.as_ptr()).css.parent;
+                if parent.is_null() {
+                    return core::ptr::null_mut();
+                }
                 crate::container_of!(parent, bindings::mem_cgroup, css)
             }
         }
 
+        /// Whether the memcg has list_lru sublists of its own (`kmemcg_id`): not with
+        /// `cgroup.memory=nokmem`, nor, for the root, ever.
+        fn has_kmem_id(&self) -> bool {
+            // SAFETY: By the type invariants the memcg is alive; `kmemcg_id` is set when it
+            // goes online and is not changed after.
+            unsafe { (*self.0.as_ptr()).kmemcg_id >= 0 }
+        }
+
         /// Charges it one page (`__GFP_ACCOUNT`, under `set_active_memcg()`), uncharged when
         /// the page is freed: its `memory.current` tells user space that the test got here.
-        fn charge_page(&self) -> Result<crate::page::Page> {
+        fn charge_page(&self) -> Result<crate::page::Page, crate::alloc::AllocError> {
             // SAFETY: The memcg is alive while `self` is; the previous active memcg is set
             // back right after the allocation, in the same task.
             let old = unsafe { bindings::set_active_memcg(self.0.as_ptr()) };
             let page = crate::page::Page::alloc_page(GFP_KERNEL_ACCOUNT);
             // SAFETY: As above.
             unsafe { bindings::set_active_memcg(old) };
-            Ok(page?)
+            page
         }
     }
 
@@ -548,28 +561,38 @@ mod tests {
         Ok(())
     }
 
-    /// The cgroup that `memcg_sublist_then_live_ancestor` watches die.
+    /// The cgroups that `memcg_sublist_then_live_ancestor` needs: a memory cgroup below the
+    /// root (so that its sublists are not the node's own) and a child of it, which dies.
     #[cfg(CONFIG_MEMCG)]
-    const TEST_CGROUP: &CStr = c"/rust_mm_list_lru";
+    const TEST_PARENT: &CStr = c"/rust_mm_list_lru";
+    #[cfg(CONFIG_MEMCG)]
+    const TEST_CGROUP: &CStr = c"/rust_mm_list_lru/dying";
 
     /// A memcg's own sublist, then, once the memcg is removed and its sublists reparented, the
-    /// walk to its live parent: a guard taken for the dead memcg is still `is_for()` it, locks
-    /// the parent's sublist, where the item is now, and adds there.
+    /// walk to its live parent: a guard taken for the dead memcg is still `is_for()` it, and
+    /// locks the parent's sublist (not the node's: the parent is not the root), where the item
+    /// is now, and adds there.
     ///
     /// It needs a memory cgroup that it can watch die, which a kernel test cannot make: the
-    /// cgroup v2 `rust_mm_list_lru`, with the memory controller enabled in the root's
-    /// `cgroup.subtree_control`. Run the suite with it in place, and remove it once its
-    /// `memory.current` is no longer zero: the test charges it a page when its item is on the
-    /// memcg's own sublist, then waits (a minute at most) for the item to move:
+    /// cgroup v2 `rust_mm_list_lru/dying`, with the memory controller enabled for it and for its
+    /// parent. Run the suite with both in place, and remove `dying` once its `memory.current` is
+    /// no longer zero: the test charges it a page when its item is on the memcg's own sublist,
+    /// then waits (about a minute at most) for the item to move:
     ///
     /// ```text
-    /// mkdir /sys/fs/cgroup/rust_mm_list_lru
+    /// cd /sys/fs/cgroup && echo +memory >cgroup.subtree_control
+    /// mkdir rust_mm_list_lru && echo +memory >rust_mm_list_lru/cgroup.subtree_control
+    /// mkdir rust_mm_list_lru/dying
     /// echo 1 >/sys/kernel/debug/kunit/rust_mm_list_lru/run &
-    /// until [ "$(cat /sys/fs/cgroup/rust_mm_list_lru/memory.current)" != 0 ]; do sleep 1; done
-    /// rmdir /sys/fs/cgroup/rust_mm_list_lru; wait
+    /// for i in $(seq 60); do
+    ///     [ "$(cat rust_mm_list_lru/dying/memory.current)" != 0 ] && break; sleep 1
+    /// done
+    /// rmdir rust_mm_list_lru/dying; wait; rmdir rust_mm_list_lru
     /// ```
     ///
-    /// Without the cgroup (as at boot), it is skipped.
+    /// Without them (as at boot), it is skipped. Nothing is asserted while an item is on a list:
+    /// a failed assertion ends the test thread, whose stack the items are on, and the memcg's
+    /// removal would then write to them.
     #[test]
     fn memcg_sublist_then_live_ancestor() -> Result {
         #[cfg(not(CONFIG_MEMCG))]
@@ -579,12 +602,19 @@ mod tests {
             use crate::time::{delay::fsleep, Delta};
 
             let Some(pinned) = PinnedMemcg::get(TEST_CGROUP) else {
-                crate::kunit::mark_skipped(c"no memory cgroup /rust_mm_list_lru");
+                crate::kunit::mark_skipped(c"no memory cgroup /rust_mm_list_lru/dying");
                 return Ok(());
             };
             let (memcg, parent) = (pinned.memcg(), pinned.parent());
+            // SAFETY: `parent` is null or alive while `pinned` is.
+            let parent_has_kmem_id = !parent.is_null() && unsafe { (*parent).kmemcg_id >= 0 };
+            if !pinned.has_kmem_id() || !parent_has_kmem_id {
+                crate::kunit::mark_skipped(c"no kmem accounting, or the parent is the root");
+                return Ok(());
+            }
             let lru = new_lru(true)?;
-            // SAFETY: `lru` is initialised and memcg aware; `memcg` is alive.
+            // SAFETY: `lru` is initialised and memcg aware; `memcg` is alive. It allocates the
+            // sublists of the memcg and of its ancestors, none if the memcg is dying already.
             to_result(unsafe {
                 bindings::memcg_list_lru_alloc(memcg.as_raw(), lru.as_raw(), GFP_KERNEL.as_raw())
             })?;
@@ -594,8 +624,7 @@ mod tests {
                 // SAFETY: `item` is valid and stays in place until the end of the test.
                 unsafe { bindings::INIT_LIST_HEAD(item) };
             }
-            // Nothing is asserted under a guard (see `memcg_aware_add_del`).
-            let (seen, added) = {
+            let own = {
                 let mut guard = lru.lock(nid, Some(memcg)).ok_or(EINVAL)?;
                 let seen = (
                     guard.is_for(nid, Some(memcg)),
@@ -603,56 +632,74 @@ mod tests {
                     guard.locked_memcg,
                 );
                 // SAFETY: An empty item that stays in place while on the list; its sublist is
-                // the memcg's own, which the guard holds.
-                (seen, unsafe { guard.add(&mut items[0]) })
+                // the one the guard holds (the memcg's own, or, if it is dying already, the
+                // one C walked to).
+                let added = unsafe { guard.add(&mut items[0]) };
+                (seen, added, guard.nr_items())
             };
-            assert_eq!(seen, (true, false, memcg.as_raw()));
-            assert!(added);
-            assert_eq!(
-                (
-                    count_one(&lru, nid, memcg.as_raw()),
-                    count_one(&lru, nid, parent)
-                ),
-                (1, 0)
+            let own_counts = (
+                count_one(&lru, nid, memcg.as_raw()),
+                count_one(&lru, nid, parent),
+                count_one(&lru, nid, core::ptr::null_mut()),
             );
+            // Removed too early (by a run with no one waiting for the page below): there was
+            // no sublist of its own to add to.
+            let dying_already = own.0 .2 != memcg.as_raw();
 
             // User space removes the cgroup once the page shows; going offline, the memcg
             // moves its items to the parent's sublists, in every memcg-aware list_lru.
-            let page = pinned.charge_page()?;
+            let page = if dying_already {
+                Err(crate::alloc::AllocError)
+            } else {
+                pinned.charge_page()
+            };
             let mut waited = 0;
-            while count_one(&lru, nid, parent) == 0 && waited < 3000 {
+            while page.is_ok() && count_one(&lru, nid, parent) == 0 && waited < 2400 {
                 fsleep(Delta::from_millis(20));
                 waited += 1;
             }
+            let charged = page.is_ok();
             drop(page);
-            // Fails if the cgroup was not removed within a minute, or its item did not move.
-            assert_eq!(
-                (
-                    count_one(&lru, nid, memcg.as_raw()),
-                    count_one(&lru, nid, parent)
-                ),
-                (0, 1)
+            let dead_counts = (
+                count_one(&lru, nid, memcg.as_raw()),
+                count_one(&lru, nid, parent),
+                count_one(&lru, nid, core::ptr::null_mut()),
             );
 
-            let (seen, deleted, added) = {
+            // Whatever happened, the items leave the lists before anything is asserted: the
+            // guard for the memcg finds `items[0]` where it is, by the same walk.
+            // `lock()` succeeded for `nid` above: possible nodes do not change.
+            let dead = {
                 let mut guard = lru.lock(nid, Some(memcg)).ok_or(EINVAL)?;
                 let seen = (guard.is_for(nid, Some(memcg)), guard.locked_memcg);
-                // SAFETY: `items[0]` is on the parent's sublist, which C walked to and the
-                // guard holds; `items[1]` is empty and stays in place while on the list, and
-                // belongs where an item of the dead memcg goes, the parent's.
+                let nr = guard.nr_items();
+                // SAFETY: `items[0]` is on the sublist of the memcg or, once reparented, of the
+                // parent, which is the one the guard holds; `items[1]` is empty, stays in place
+                // while on the list, and goes where an item of the memcg goes.
                 let (deleted, added) =
                     unsafe { (guard.del(&mut items[0]), guard.add(&mut items[1])) };
-                (seen, deleted, added)
+                (seen, nr, deleted, added, guard.nr_items())
             };
-            assert_eq!(seen, (true, parent));
-            assert_eq!((deleted, added), (true, true));
-            assert_eq!(count_one(&lru, nid, parent), 1);
+            let added_count = count_one(&lru, nid, parent);
             let deleted = {
                 let mut guard = lru.lock(nid, Some(memcg)).ok_or(EINVAL)?;
-                // SAFETY: `items[1]` is on the parent's sublist, which the guard holds.
+                // SAFETY: `items[1]` is on the sublist the guard holds, as above.
                 unsafe { guard.del(&mut items[1]) }
             };
-            assert!(deleted);
+
+            if dying_already {
+                crate::kunit::mark_skipped(c"the memory cgroup was removed before the test ran");
+                return Ok(());
+            }
+            assert!(charged);
+            // The memcg's own sublist, not the parent's nor the node's.
+            assert_eq!(own, ((true, false, memcg.as_raw()), true, 1));
+            assert_eq!(own_counts, (1, 0, 0));
+            // Fails if the cgroup was not removed within a minute, or its item did not move.
+            assert_eq!(dead_counts, (0, 1, 0));
+            // The parent's sublist, with the item on it, under a guard for the dead memcg.
+            assert_eq!(dead, ((true, parent), 1, true, true, 1));
+            assert_eq!((added_count, deleted), (1, true));
             assert_eq!(count_one(&lru, nid, parent), 0);
         }
         Ok(())
