@@ -49,6 +49,12 @@
  * than a write cannot show; what the words catch is a copy from the wrong
  * offset, or from memory reused for something else (the churner's 0xee).
  *
+ * Then, on a file of its own, it checks that the reads the stress is for
+ * happen: once a page is hot, small reads of it do not call
+ * filemap_get_pages() (its tracepoint, mm_filemap_get_pages, counted in a
+ * tracefs instance of the test's own), while the read of a page not in the
+ * cache does. Skipped without tracefs or the event, and with -b.
+ *
  * Usage: pagecache_read_stress [-t readers] [-d seconds] [-s MiB] <directory>
  *        pagecache_read_stress [-t readers] [-d seconds] [-s MiB] -b <block device>
  */
@@ -65,6 +71,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -437,6 +444,110 @@ static void create(const char *path, uint16_t id)
 	close(fd);
 }
 
+#define TRACEFS		"/sys/kernel/tracing"
+#define TRACE_INSTANCE	TRACEFS "/instances/pagecache_read_stress"
+#define GET_PAGES	TRACE_INSTANCE "/events/filemap/mm_filemap_get_pages"
+#define HOT_PAGES	64
+#define HOT_READS	1000
+
+static int write_str(const char *file, const char *str)
+{
+	int fd = open(file, O_WRONLY | O_TRUNC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, str, strlen(str)) != (ssize_t)strlen(str))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The mm_filemap_get_pages events in the instance's buffer, -1 if unreadable. */
+static long get_pages_events(void)
+{
+	char line[512];
+	long n = 0;
+	FILE *f = fopen(TRACE_INSTANCE "/trace", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += line[0] != '#' && strstr(line, "mm_filemap_get_pages:") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * HOT_READS small reads of HOT_PAGES pages of a new file, made hot first
+ * (eight rounds of reads of each: every read marks its page accessed, and
+ * the reads of the others fill and drain the LRU batches): most must not
+ * call filemap_get_pages(). The read of a page just dropped from the cache
+ * first must, or the event is not seen and nothing is told.
+ */
+static void hot_reads(const char *dir)
+{
+	const char *name = "hot small reads without filemap_get_pages()";
+	const long page = sysconf(_SC_PAGESIZE);
+	char file[4096], filter[64], buf[16];
+	long cold = -1, hot = -1;
+	struct stat st;
+	int fd, i;
+
+	if (access(TRACEFS "/instances", F_OK) &&
+	    syscall(__NR_mount, "tracefs", TRACEFS, "tracefs", 0UL, NULL)) {
+		ksft_test_result_skip("%s: no tracefs at %s\n", name, TRACEFS);
+		return;
+	}
+	if (mkdir(TRACE_INSTANCE, 0700) && errno != EEXIST) {
+		ksft_test_result_skip("%s: no tracefs instance: %s\n", name, strerror(errno));
+		return;
+	}
+	if (access(GET_PAGES "/enable", W_OK)) {
+		ksft_test_result_skip("%s: no mm_filemap_get_pages event\n", name);
+		goto out_instance;
+	}
+	snprintf(file, sizeof(file), "%s/pagecache_read_stress.hot", dir);
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		ksft_exit_fail_perror(file);
+	write_all(fd, 0, (HOT_PAGES + 1) * page, ID_A);
+	if (fsync(fd) || fstat(fd, &st))
+		ksft_exit_fail_perror(file);
+	snprintf(filter, sizeof(filter), "i_ino == %llu", (unsigned long long)st.st_ino);
+	if (write_str(GET_PAGES "/filter", filter)) {
+		ksft_test_result_skip("%s: cannot filter the event\n", name);
+		goto out_file;
+	}
+	for (i = 0; i < 8 * HOT_PAGES; i++)
+		if (pread(fd, buf, sizeof(buf), (i % HOT_PAGES) * page) != sizeof(buf))
+			ksft_exit_fail_perror("pread");
+	posix_fadvise(fd, HOT_PAGES * page, page, POSIX_FADV_DONTNEED);
+	write_str(TRACE_INSTANCE "/trace", "");
+	if (write_str(GET_PAGES "/enable", "1")) {
+		ksft_test_result_skip("%s: cannot enable the event\n", name);
+		goto out_file;
+	}
+	if (pread(fd, buf, sizeof(buf), HOT_PAGES * page) != sizeof(buf))
+		ksft_exit_fail_perror("pread");
+	cold = get_pages_events();
+	for (i = 0; i < HOT_READS; i++)
+		if (pread(fd, buf, sizeof(buf), (i % HOT_PAGES) * page) != sizeof(buf))
+			ksft_exit_fail_perror("pread");
+	write_str(GET_PAGES "/enable", "0");
+	hot = get_pages_events() - cold;
+	if (cold < 1)
+		ksft_test_result_skip("%s: the read of a page not in the cache was not traced\n",
+				      name);
+	else
+		ksft_test_result(hot * 2 < HOT_READS, "%s: %ld of %d called it\n", name, hot,
+				 HOT_READS);
+out_file:
+	close(fd);
+	unlink(file);
+out_instance:
+	rmdir(TRACE_INSTANCE);
+}
+
 int main(int argc, char **argv)
 {
 	struct reader_arg *args;
@@ -473,7 +584,7 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (blockdev)
 		block_sizes(sizes);
-	ksft_set_plan(blockdev ? 3 : 2);
+	ksft_set_plan(3);
 	create(path_a, ID_A);
 	if (!blockdev)
 		create(path_b, ID_B);
@@ -524,6 +635,10 @@ int main(int argc, char **argv)
 			 atomic_load(&reads), atomic_load(&read_bytes));
 	ksft_test_result(atomic_load(&wrong_bytes) == 0, "%ld wrong bytes\n",
 			 atomic_load(&wrong_bytes));
+	if (blockdev)
+		ksft_test_result_skip("hot small reads: not on a block device\n");
+	else
+		hot_reads(argv[optind]);
 	if (!blockdev) {
 		unlink(path_a);
 		unlink(path_b);
