@@ -561,10 +561,8 @@ mod tests {
         Ok(())
     }
 
-    /// The cgroups that `memcg_sublist_then_live_ancestor` needs: a memory cgroup below the
-    /// root (so that its sublists are not the node's own) and a child of it, which dies.
-    #[cfg(CONFIG_MEMCG)]
-    const TEST_PARENT: &CStr = c"/rust_mm_list_lru";
+    /// The cgroup that `memcg_sublist_then_live_ancestor` watches die, a child of a memory
+    /// cgroup below the root (so that the parent's sublists are not the node's own).
     #[cfg(CONFIG_MEMCG)]
     const TEST_CGROUP: &CStr = c"/rust_mm_list_lru/dying";
 
