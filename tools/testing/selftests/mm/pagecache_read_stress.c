@@ -53,7 +53,8 @@
  * happen: once a page is hot, small reads of it do not call
  * filemap_get_pages() (its tracepoint, mm_filemap_get_pages, counted in a
  * tracefs instance of the test's own), while the read of a page not in the
- * cache does. Skipped without tracefs or the event, and with -b.
+ * cache does. Skipped without tracefs or the event, with -b, and on tmpfs,
+ * whose reads (shmem_file_read_iter()) never call it.
  *
  * Usage: pagecache_read_stress [-t readers] [-d seconds] [-s MiB] <directory>
  *        pagecache_read_stress [-t readers] [-d seconds] [-s MiB] -b <block device>
@@ -536,7 +537,7 @@ static void hot_reads(const char *dir)
 	write_str(GET_PAGES "/enable", "0");
 	hot = get_pages_events() - cold;
 	if (cold < 1)
-		ksft_test_result_skip("%s: the read of a page not in the cache was not traced\n",
+		ksft_test_result_skip("%s: the read of a page not in the cache was not traced (tmpfs?)\n",
 				      name);
 	else
 		ksft_test_result(hot * 2 < HOT_READS, "%s: %ld of %d called it\n", name, hot,
