@@ -589,9 +589,9 @@ mod tests {
     /// ```
     ///
     /// Without them (as at boot), it is skipped. KUnit (7.3) does not run again from debugfs a
-    /// case that skipped: it keeps `KUNIT_SKIPPED`, which it takes for a filter's skip. Until it
-    /// tells the two apart, run the suite this way on a kernel whose boot did not run it
-    /// (`kunit.filter_glob=` without it). Nothing is asserted while an item is on a list:
+    /// case that skipped: the case keeps `KUNIT_SKIPPED`, which KUnit takes for the skip of a
+    /// filter action. The run above needs KUnit to tell the two apart (a change of
+    /// `lib/kunit` this series does not make). Nothing is asserted while an item is on a list:
     /// a failed assertion ends the test thread, whose stack the items are on, and the memcg's
     /// removal would then write to them.
     #[test]
