@@ -405,12 +405,15 @@ mod tests {
             }
         }
 
-        /// Whether the memcg has list_lru sublists of its own (`kmemcg_id`): not with
-        /// `cgroup.memory=nokmem`, nor, for the root, ever.
-        fn has_kmem_id(&self) -> bool {
-            // SAFETY: By the type invariants the memcg is alive; `kmemcg_id` is set when it
-            // goes online and is not changed after.
-            unsafe { (*self.0.as_ptr()).kmemcg_id >= 0 }
+        /// Whether the memcg and its parent have list_lru sublists of their own (`kmemcg_id`):
+        /// not with `cgroup.memory=nokmem`, nor, for the root, ever.
+        fn has_kmem_ids(&self) -> bool {
+            let parent = self.parent();
+            // SAFETY: By the type invariants the memcg is alive, and so is its parent, if any
+            // (see `parent()`); `kmemcg_id` is set when a memcg goes online, not changed after.
+            unsafe {
+                (*self.0.as_ptr()).kmemcg_id >= 0 && !parent.is_null() && (*parent).kmemcg_id >= 0
+            }
         }
 
         /// Charges it one page (`__GFP_ACCOUNT`, under `set_active_memcg()`), uncharged when
@@ -607,9 +610,7 @@ mod tests {
                 return Ok(());
             };
             let (memcg, parent) = (pinned.memcg(), pinned.parent());
-            // SAFETY: `parent` is null or alive while `pinned` is.
-            let parent_has_kmem_id = !parent.is_null() && unsafe { (*parent).kmemcg_id >= 0 };
-            if !pinned.has_kmem_id() || !parent_has_kmem_id {
+            if !pinned.has_kmem_ids() {
                 crate::kunit::mark_skipped(c"no kmem accounting, or the parent is the root");
                 return Ok(());
             }
@@ -649,17 +650,15 @@ mod tests {
 
             // User space removes the cgroup once the page shows; going offline, the memcg
             // moves its items to the parent's sublists, in every memcg-aware list_lru.
-            let page = if dying_already {
-                Err(crate::alloc::AllocError)
-            } else {
-                pinned.charge_page()
-            };
+            let page = (!dying_already)
+                .then(|| pinned.charge_page().ok())
+                .flatten();
+            let charged = page.is_some();
             let mut waited = 0;
-            while page.is_ok() && count_one(&lru, nid, parent) == 0 && waited < 2400 {
+            while charged && count_one(&lru, nid, parent) == 0 && waited < 2400 {
                 fsleep(Delta::from_millis(20));
                 waited += 1;
             }
-            let charged = page.is_ok();
             drop(page);
             let dead_counts = (
                 count_one(&lru, nid, memcg.as_raw()),
