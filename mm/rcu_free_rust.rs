@@ -107,11 +107,15 @@ impl Pcp {
         self.inner.get()
     }
 
-    /// Locks the deferred frees of the CPU this runs on. `'static`: the per-CPU storage is never
-    /// freed; the KUnit suite's outlives every call of its script into the engine, and nothing
-    /// here keeps a `&Pcp` past its entry point (see [`Pcp`]).
+    /// Locks the deferred frees of the CPU this runs on.
+    ///
+    /// # Safety
+    ///
+    /// The storage the shims hand out must outlive `'a`. The per-CPU storage is never freed; the
+    /// KUnit suite's outlives every call of its script into the engine: any `'a` within the entry
+    /// point that calls this will do.
     #[inline]
-    fn lock_this_cpu() -> PcpGuard<'static> {
+    unsafe fn lock_this_cpu<'a>() -> PcpGuard<'a> {
         let mut flags = 0;
         // SAFETY: `flags` is a valid place for the saved interrupt state.
         let pcp = unsafe { bindings::rcu_free_pcp_lock(&mut flags) };
@@ -119,8 +123,7 @@ impl Pcp {
         // this ran on when it looked (on PREEMPT_RT it may have migrated since; the lock makes
         // that harmless).
         PcpGuard {
-            // SAFETY: Initialised storage that outlives the entry point this runs in (see
-            // above), which keeps neither the guard nor the reference beyond its return.
+            // SAFETY: Initialised storage that outlives `'a`, as the caller guarantees.
             pcp: unsafe { Self::from_raw(pcp) },
             flags,
             _not_send: NotThreadSafe,
@@ -372,7 +375,8 @@ pub unsafe extern "C" fn rcu_free_defer(folio: *mut bindings::folio) {
         // now own and free. The reference does not leave this block: once the lock is dropped,
         // a drain on another CPU may free the folio.
         let folio = unsafe { Folio::<Unreferenced>::from_raw(folio) };
-        let mut guard = Pcp::lock_this_cpu();
+        // SAFETY: The storage outlives this function, which keeps no reference to it.
+        let mut guard = unsafe { Pcp::lock_this_cpu() };
         // SAFETY: The caller guarantees the flag, the zero reference count and the handover.
         unsafe { guard.add(folio) };
         // One expedite at a time per CPU: it takes all the CPU holds, and the next one is queued
