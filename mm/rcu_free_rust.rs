@@ -65,7 +65,6 @@ use kernel::{
 /// Pages a CPU may hold before it expedites the grace period when memory runs short: 2 MiB
 /// whatever the page size (512 pages of 4 KiB, 32 of 64 KiB).
 const EXPEDITE_PAGES: c_ulong = SZ_2M / PAGE_SIZE;
-static_assert!(EXPEDITE_PAGES.is_power_of_two());
 
 /// One CPU's deferred frees (`struct rcu_free_pcp`): per-CPU storage of the page allocator,
 /// initialised at boot (its lock, lists and works) and never freed. Its lists and counts are

@@ -244,18 +244,18 @@ mod tests {
             Folio::alloc(GFP_KERNEL, 2)?,
             Folio::alloc(GFP_KERNEL, 0)?,
         ];
-        // SAFETY: All-zero bits are a valid `list_head`, made empty where they stay.
-        let mut heads: [bindings::list_head; 2] = unsafe { core::mem::zeroed() };
-        for head in heads.iter_mut() {
-            // SAFETY: `head` stays in place until the end of the test.
-            unsafe { bindings::INIT_LIST_HEAD(head) };
+        // Reached through raw pointers only once C links them (no `&mut` after that).
+        let heads = core::pin::pin!([const { Opaque::<bindings::list_head>::uninit() }; 2]);
+        for head in heads.iter() {
+            // SAFETY: `head` is valid for writes and pinned until the end of the test.
+            unsafe { bindings::INIT_LIST_HEAD(head.get()) };
         }
         // SAFETY: Initialised heads that only this test uses, and only through these views, with
         // folios that `folios` holds a reference to until after the lists are empty again.
         let (a, b) = unsafe {
             (
-                FolioList::<Referenced>::from_raw(&mut heads[0]),
-                FolioList::<Referenced>::from_raw(&mut heads[1]),
+                FolioList::<Referenced>::from_raw(heads[0].get()),
+                FolioList::<Referenced>::from_raw(heads[1].get()),
             )
         };
         assert!(a.is_empty() && b.is_empty());

@@ -22,7 +22,12 @@
  * for the test if it is not), so that the folios are charged to it and sit
  * on its own deferred split sublists; afterwards its "anon" in memory.stat
  * must be below 1 MiB: all the large folios the workers mapped were freed
- * and uncharged (what is left is the test's own stacks and heap).
+ * and uncharged (what is left is the test's own stacks and heap). Then one
+ * more round runs in a child of that cgroup, "dying", and keeps its
+ * partially mapped PMD THPs mapped; the test leaves "dying" and removes it,
+ * and unmaps them only then. Going offline, a memcg moves its deferred split
+ * sublists to its parent's: the folios are freed while still charged to a
+ * dead memcg, and the unqueue has to find them on the parent's sublist.
  *
  * Needs root (it changes the THP settings, restored on exit) and THP.
  */
@@ -86,6 +91,9 @@ struct worker {
 	unsigned long wrong_bytes;
 	const char *failed_op;
 	int err;
+	/* Keep the region of a round mapped, in kept, for the caller. */
+	bool keep;
+	char *kept;
 };
 
 /* The results reported for each mode, in this order. */
@@ -253,6 +261,10 @@ static int run_round(struct worker *w)
 					       base + chunk_words, seed, false);
 	}
 
+	if (w->keep) {
+		w->kept = region;
+		return 0;
+	}
 	/* Free the partially mapped folios while they are still queued. */
 	if (munmap(region, region_size))
 		return worker_fail(w, "munmap");
@@ -497,6 +509,7 @@ static void run_mode(const struct mode *mode, unsigned int nr_threads,
 }
 
 static char cgroup_root[PATH_MAX], cgroup_dir[PATH_MAX + 64];
+static char dying_dir[PATH_MAX + 128];
 
 static int cg_write(const char *dir, const char *name, const char *val)
 {
@@ -567,10 +580,9 @@ static void enter_cgroup(void)
 	ksft_print_msg("running in memory cgroup %s\n", cgroup_dir);
 }
 
-/* Back to the root cgroup; the workers' memory must be uncharged. */
-static void leave_cgroup(void)
+/* The child cgroup's anon once the last frees are done, or -1. */
+static long settled_cgroup_anon(void)
 {
-	char pid[32];
 	long anon = -1;
 	int i;
 
@@ -581,11 +593,93 @@ static void leave_cgroup(void)
 			break;
 		usleep(SETTLE_DELAY_US);
 	}
+	return anon;
+}
+
+static void move_to(const char *dir)
+{
+	char pid[32];
+
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (cg_write(cgroup_root, "cgroup.procs", pid))
-		ksft_exit_fail_perror("moving back to the root cgroup");
+	if (cg_write(dir, "cgroup.procs", pid))
+		ksft_exit_fail_perror("moving to another cgroup");
+}
+
+/* Back to the root cgroup; the workers' memory must be uncharged. */
+static void leave_cgroup(void)
+{
+	long anon = settled_cgroup_anon();
+
+	move_to(cgroup_root);
 	ksft_test_result(anon >= 0 && anon < CGROUP_ANON_LEFT,
 			 "memcg: anon below 1 MiB after the run (%ld bytes)\n", anon);
+}
+
+/*
+ * One round of PMD THPs in "dying", a child of the test's cgroup, whose
+ * partially mapped folios are unmapped only once "dying" is removed.
+ */
+static void reparent_round(const struct mode *mode)
+{
+	struct worker w = { .mode = mode, .keep = true };
+	struct counters before, queued, after;
+	const char *why = NULL;
+	bool settled;
+	long anon;
+
+	if (!mode->order) {
+		ksft_test_result_skip("memcg: queued folios of a removed memcg freed (no PMD THP)\n");
+		return;
+	}
+	/* No process may be in the test's cgroup once it has children. */
+	if (cg_write(cgroup_dir, "cgroup.subtree_control", "+memory"))
+		ksft_exit_fail_perror("enabling the memory controller below the test's cgroup");
+	snprintf(dying_dir, sizeof(dying_dir), "%s/dying", cgroup_dir);
+	if (mkdir(dying_dir, 0755))
+		ksft_exit_fail_perror("mkdir dying");
+	push_mode_settings(mode);
+	read_counters(&before);
+	move_to(dying_dir);
+	run_round(&w);
+	move_to(cgroup_root);
+	read_counters(&queued);
+	if (rmdir(dying_dir))
+		ksft_exit_fail_perror("rmdir dying");
+	dying_dir[0] = '\0';
+	/*
+	 * The memcg goes offline from a work item after a grace period, and
+	 * moves its sublists to the parent's then; this is long enough for it
+	 * here (if it had not yet, the frees find the memcg's own sublists).
+	 */
+	sleep(1);
+	if (w.kept && munmap(w.kept, region_size))
+		ksft_exit_fail_perror("munmap");
+	thp_pop_settings();
+	settled = partially_mapped_settled(&before, &after);
+	anon = settled_cgroup_anon();
+	print_counter("memcg", "thp_deferred_split_page",
+		      before.thp_deferred_split_page,
+		      queued.thp_deferred_split_page);
+	print_partially_mapped(mode, &before, &after);
+	if (w.failed_op)
+		why = w.failed_op;
+	else if (w.wrong_bytes)
+		why = "wrong bytes";
+	else if (!settled)
+		why = "nr_anon_partially_mapped not back to base";
+	else if (anon < 0 || anon >= CGROUP_ANON_LEFT)
+		why = "anon of the parent not below 1 MiB";
+	if (!why && queued.thp_deferred_split_page == before.thp_deferred_split_page)
+		ksft_test_result_skip("memcg: queued folios of a removed memcg freed (none queued)\n");
+	else
+		ksft_test_result(!why, "memcg: queued folios of a removed memcg freed%s%s%s\n",
+				 why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+static void remove_cgroup(void)
+{
+	if (dying_dir[0] && rmdir(dying_dir))
+		ksft_print_msg("rmdir %s: %s\n", dying_dir, strerror(errno));
 	if (rmdir(cgroup_dir))
 		ksft_print_msg("rmdir %s: %s\n", cgroup_dir, strerror(errno));
 }
@@ -696,7 +790,7 @@ int main(int argc, char **argv)
 	}
 
 	ksft_set_plan(ARRAY_SIZE(check_names) * __builtin_popcount(modes) +
-		      in_cgroup);
+		      2 * in_cgroup);
 
 	/* Restored by an atexit() handler, also on failure and on signals. */
 	thp_save_settings();
@@ -713,8 +807,11 @@ int main(int argc, char **argv)
 		run_mode(&pmd, nr_threads, duration);
 	if (modes & MODE_MTHP)
 		run_mode(&mthp, nr_threads, duration);
-	if (in_cgroup)
+	if (in_cgroup) {
 		leave_cgroup();
+		reparent_round(&pmd);
+		remove_cgroup();
+	}
 
 	ksft_finished();
 }
