@@ -25,9 +25,11 @@
  * and uncharged (what is left is the test's own stacks and heap). Then one
  * more round runs in a child of that cgroup, "dying", and keeps its
  * partially mapped PMD THPs mapped; the test leaves "dying" and removes it,
- * and unmaps them only then. Going offline, a memcg moves its deferred split
- * sublists to its parent's: the folios are freed while still charged to a
- * dead memcg, and the unqueue has to find them on the parent's sublist.
+ * and unmaps them only then: half at once, while the memcg is dying and
+ * may be going offline, half a second later, once it is offline. Going
+ * offline, a memcg moves its deferred split sublists to its parent's, then
+ * its folios to the parent (their obj_cgroup); between the two, the queue's
+ * list_lru_lock() walks from the dying memcg to its parent's sublist.
  *
  * Needs root (it changes the THP settings, restored on exit) and THP.
  */
@@ -647,12 +649,16 @@ static void reparent_round(const struct mode *mode)
 		ksft_exit_fail_perror("rmdir dying");
 	dying_dir[0] = '\0';
 	/*
-	 * The memcg goes offline from a work item after a grace period, and
-	 * moves its sublists to the parent's then; this is long enough for it
-	 * here (if it had not yet, the frees find the memcg's own sublists).
+	 * The memcg goes offline from a work item after a grace period: the
+	 * first half is freed while it is dying (on its own sublists, or, in
+	 * the window of the offline, through the walk to the parent's), the
+	 * second once it is offline (a second is long enough here; if it were
+	 * not, the frees would go the first half's way).
 	 */
+	if (w.kept && munmap(w.kept, region_size / 2))
+		ksft_exit_fail_perror("munmap");
 	sleep(1);
-	if (w.kept && munmap(w.kept, region_size))
+	if (w.kept && munmap(w.kept + region_size / 2, region_size / 2))
 		ksft_exit_fail_perror("munmap");
 	thp_pop_settings();
 	settled = partially_mapped_settled(&before, &after);
