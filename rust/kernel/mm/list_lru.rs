@@ -367,7 +367,8 @@ mod tests {
     #[test]
     fn memcg_aware_add_del() -> Result {
         let lru = new_lru(true)?;
-        let items = core::pin::pin!(Items::<3>::new()).into_ref();
+        let items = core::pin::pin!(Items::<3>::new());
+        let items = items.as_ref();
         items.init();
         // Two nodes with memory (so possible ones), or the one twice.
         let mut nodes = nodes_with_memory();
