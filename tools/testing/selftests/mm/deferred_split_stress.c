@@ -617,6 +617,8 @@ static void leave_cgroup(void)
 			 "memcg: anon below 1 MiB after the run (%ld bytes)\n", anon);
 }
 
+static const char reparent_check[] = "memcg: queued folios of a removed memcg freed";
+
 /*
  * One round of PMD THPs in "dying", a child of the test's cgroup, whose
  * partially mapped folios are unmapped only once "dying" is removed.
@@ -630,7 +632,7 @@ static void reparent_round(const struct mode *mode)
 	long anon;
 
 	if (!mode->order) {
-		ksft_test_result_skip("memcg: queued folios of a removed memcg freed (no PMD THP)\n");
+		ksft_test_result_skip("%s (%s)\n", reparent_check, "no PMD THP");
 		return;
 	}
 	/* No process may be in the test's cgroup once it has children. */
@@ -676,9 +678,9 @@ static void reparent_round(const struct mode *mode)
 	else if (anon < 0 || anon >= CGROUP_ANON_LEFT)
 		why = "anon of the parent not below 1 MiB";
 	if (!why && queued.thp_deferred_split_page == before.thp_deferred_split_page)
-		ksft_test_result_skip("memcg: queued folios of a removed memcg freed (none queued)\n");
+		ksft_test_result_skip("%s (%s)\n", reparent_check, "none queued");
 	else
-		ksft_test_result(!why, "memcg: queued folios of a removed memcg freed%s%s%s\n",
+		ksft_test_result(!why, "%s%s%s%s\n", reparent_check,
 				 why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
