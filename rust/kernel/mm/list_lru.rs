@@ -95,8 +95,8 @@ impl ListLru {
             return None;
         }
         let memcg = MemCgroup::as_raw_or_null(memcg);
-        // C moves it to the ancestor whose sublist it locked; the guard keeps both, the memcg
-        // asked for (`is_for()`) and the one locked (`add()`).
+        // C moves it to the ancestor whose sublist it locked; the guard keeps the memcg asked for
+        // (`is_for()`).
         let mut locked_memcg = memcg;
         // SAFETY: By the type invariants, the list_lru is initialised, with initialised sublists
         // for every possible node, as `nid` is; `memcg` is null or alive for `'a`. The pointer
@@ -112,7 +112,6 @@ impl ListLru {
             one: unsafe { NonNull::new_unchecked(one) },
             nid,
             memcg,
-            locked_memcg,
         })
     }
 }
@@ -156,18 +155,13 @@ impl ListLru {
 /// This guard owns the lock of `one`, the sublist of `lru` for `nid` and `memcg` or, if `memcg`
 /// was reparented, for one of its ancestors, and an interrupt disable count (none on
 /// PREEMPT_RT, where interrupts stay on), taken with `list_lru_lock_irq_disable()` for (`nid`,
-/// `memcg`). `memcg` is null or a memory cgroup that is not freed for `'a`. `locked_memcg` is
-/// the one that owns `one`: `memcg` or the ancestor, also not freed for `'a` (a memcg holds a
-/// reference to its parent).
+/// `memcg`). `memcg` is null or a memory cgroup that is not freed for `'a`.
 #[must_use = "the sublist is unlocked when the guard is dropped"]
 pub struct ListLruGuard<'a> {
     lru: &'a ListLru,
     one: NonNull<bindings::list_lru_one>,
     nid: i32,
     memcg: *mut bindings::mem_cgroup,
-    /// For the tests' `add()`: the memcg that owns the locked sublist.
-    #[cfg_attr(not(CONFIG_RUST_MM_KUNIT_TEST), expect(dead_code))]
-    locked_memcg: *mut bindings::mem_cgroup,
 }
 
 impl<'a> ListLruGuard<'a> {
@@ -318,10 +312,10 @@ mod tests {
                     self.one.as_ptr(),
                     item,
                     self.nid,
-                    // The memcg that owns the locked sublist, whose shrinker bit
-                    // `__list_lru_add()` sets: after a reparenting, an ancestor of the one asked
-                    // for, as C's `list_lru_add()` passes it.
-                    self.locked_memcg,
+                    // The memcg whose shrinker bit `__list_lru_add()` sets, which C's
+                    // `list_lru_add()` passes as `list_lru_lock()` left it (after a reparenting,
+                    // an ancestor of the one asked for): the tests' list_lrus have no shrinker.
+                    self.memcg,
                 )
             }
         }
