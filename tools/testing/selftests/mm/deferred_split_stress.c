@@ -25,11 +25,16 @@
  * and uncharged (what is left is the test's own stacks and heap). Then one
  * more round runs in a child of that cgroup, "dying", and keeps its
  * partially mapped PMD THPs mapped; the test leaves "dying" and removes it,
- * and unmaps them only then: half at once, while the memcg is dying and
- * may be going offline, half a second later, once it is offline. Going
- * offline, a memcg moves its deferred split sublists to its parent's, then
- * its folios to the parent (their obj_cgroup); between the two, the queue's
- * list_lru_lock() walks from the dying memcg to its parent's sublist.
+ * and unmaps them only then: half at once, while the memcg is removed but
+ * still online (its folios on its own sublists), half once it is offline.
+ * Going offline, a memcg moves its deferred split sublists to its parent's,
+ * then its folios to the parent (their obj_cgroup): those folios are freed
+ * from the parent's sublist. The parent's memory.current must then be below
+ * 1 MiB.
+ *
+ * A broken unqueue may only show in the kernel log (uncharge_folio() warns
+ * about a folio still queued, and takes it off itself): the test fails if
+ * the kernel gets tainted with a warning while it runs.
  *
  * Needs root (it changes the THP settings, restored on exit) and THP.
  */
@@ -511,7 +516,7 @@ static void run_mode(const struct mode *mode, unsigned int nr_threads,
 }
 
 static char cgroup_root[PATH_MAX], cgroup_dir[PATH_MAX + 64];
-static char dying_dir[PATH_MAX + 128];
+static char orig_dir[2 * PATH_MAX], dying_dir[PATH_MAX + 128];
 
 static int cg_write(const char *dir, const char *name, const char *val)
 {
@@ -529,22 +534,73 @@ static int cg_write(const char *dir, const char *name, const char *val)
 	return ret;
 }
 
-/* The "anon" line of the child's memory.stat, or -1. */
-static long cgroup_anon(void)
+/* The value of key in file of the child cgroup (key NULL: its first value), or -1. */
+static long cg_read(const char *file, const char *key)
 {
-	char path[PATH_MAX + 128], line[256];
-	long val = -1;
+	char path[PATH_MAX + 128], line[256], name[64], *end;
+	long val = -1, v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/memory.stat", cgroup_dir);
+	snprintf(path, sizeof(path), "%s/%s", cgroup_dir, file);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "anon %ld", &val) == 1)
+	while (fgets(line, sizeof(line), f)) {
+		if (!key) {
+			v = strtol(line, &end, 10);
+			if (end != line)
+				val = v;
 			break;
+		}
+		if (key && sscanf(line, "%63s %ld", name, &v) == 2 && !strcmp(name, key)) {
+			val = v;
+			break;
+		}
+	}
 	fclose(f);
 	return val;
+}
+
+static long cgroup_anon(void)
+{
+	return cg_read("memory.stat", "anon");
+}
+
+static void move_to(const char *dir);
+
+/* Whatever happened, the test leaves no cgroup behind. */
+static void cleanup_cgroups(void)
+{
+	char pid[32];
+
+	if (!cgroup_dir[0])
+		return;
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	cg_write(orig_dir, "cgroup.procs", pid);
+	if (dying_dir[0])
+		rmdir(dying_dir);
+	rmdir(cgroup_dir);
+	cgroup_dir[0] = '\0';
+}
+
+/* The cgroup this process is in, below the cgroup2 mount cgroup_root. */
+static void find_orig_cgroup(void)
+{
+	char line[PATH_MAX + 16];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	snprintf(orig_dir, sizeof(orig_dir), "%s", cgroup_root);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(orig_dir, sizeof(orig_dir), "%s%s", cgroup_root,
+			 strcmp(line + 3, "/") ? line + 3 : "");
+		break;
+	}
+	fclose(f);
 }
 
 /* Move this process into a new child memory cgroup; skip if impossible. */
@@ -572,10 +628,12 @@ static void enter_cgroup(void)
 	if (cg_write(cgroup_root, "cgroup.subtree_control", "+memory"))
 		ksft_exit_skip("cannot enable the memory controller: %s\n",
 			       strerror(errno));
+	find_orig_cgroup();
 	snprintf(cgroup_dir, sizeof(cgroup_dir), "%s/deferred_split_stress.%d",
 		 cgroup_root, getpid());
 	if (mkdir(cgroup_dir, 0755))
 		ksft_exit_fail_perror("mkdir cgroup");
+	atexit(cleanup_cgroups);
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (cg_write(cgroup_dir, "cgroup.procs", pid))
 		ksft_exit_fail_perror("moving into the cgroup");
@@ -607,17 +665,46 @@ static void move_to(const char *dir)
 		ksft_exit_fail_perror("moving to another cgroup");
 }
 
-/* Back to the root cgroup; the workers' memory must be uncharged. */
+/* Back to the cgroup it came from; the workers' memory must be unmapped. */
 static void leave_cgroup(void)
 {
 	long anon = settled_cgroup_anon();
 
-	move_to(cgroup_root);
+	move_to(orig_dir);
 	ksft_test_result(anon >= 0 && anon < CGROUP_ANON_LEFT,
 			 "memcg: anon below 1 MiB after the run (%ld bytes)\n", anon);
 }
 
 static const char reparent_check[] = "memcg: queued folios of a removed memcg freed";
+
+/* The test's cgroup's memory.current once the last frees are done, or -1. */
+static long settled_cgroup_current(void)
+{
+	long cur = -1;
+	int i;
+
+	for (i = 0; i < SETTLE_TRIES; i++) {
+		cur = cg_read("memory.current", NULL);
+		if (cur >= 0 && cur < CGROUP_ANON_LEFT)
+			break;
+		usleep(SETTLE_DELAY_US);
+	}
+	return cur;
+}
+
+/* Whether the kernel command line turns kmem accounting off. */
+static bool kmem_disabled(void)
+{
+	char cmdline[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(cmdline, sizeof(cmdline), f))
+			cmdline[0] = '\0';
+		fclose(f);
+	}
+	return strstr(cmdline, "cgroup.memory=nokmem");
+}
 
 /*
  * One round of PMD THPs in "dying", a child of the test's cgroup, whose
@@ -627,15 +714,22 @@ static void reparent_round(const struct mode *mode)
 {
 	struct worker w = { .mode = mode, .keep = true };
 	struct counters before, queued, after;
+	size_t size = region_size, half;
 	const char *why = NULL;
-	bool settled;
-	long anon;
+	bool settled, offline = false;
+	long cur;
+	int i;
 
-	if (!mode->order) {
-		ksft_test_result_skip("%s (%s)\n", reparent_check, "no PMD THP");
+	/* Without kmem accounting the queue has no sublist per memcg. */
+	if (kmem_disabled()) {
+		ksft_test_result_skip("%s (%s)\n", reparent_check, "cgroup.memory=nokmem");
 		return;
 	}
-	/* No process may be in the test's cgroup once it has children. */
+	/* At least a PMD for each half. */
+	if (region_size < 2 * pmdsize)
+		region_size = 2 * pmdsize;
+	half = region_size / pmdsize / 2 * pmdsize;
+	/* The test's cgroup has no process once it is left: it may get children. */
 	if (cg_write(cgroup_dir, "cgroup.subtree_control", "+memory"))
 		ksft_exit_fail_perror("enabling the memory controller below the test's cgroup");
 	snprintf(dying_dir, sizeof(dying_dir), "%s/dying", cgroup_dir);
@@ -645,38 +739,48 @@ static void reparent_round(const struct mode *mode)
 	read_counters(&before);
 	move_to(dying_dir);
 	run_round(&w);
-	move_to(cgroup_root);
+	move_to(orig_dir);
 	read_counters(&queued);
 	if (rmdir(dying_dir))
 		ksft_exit_fail_perror("rmdir dying");
 	dying_dir[0] = '\0';
 	/*
-	 * The memcg goes offline from a work item after a grace period: the
-	 * first half is freed while it is dying (on its own sublists, or, in
-	 * the window of the offline, through the walk to the parent's), the
-	 * second once it is offline (a second is long enough here; if it were
-	 * not, the frees would go the first half's way).
+	 * Removed, the memcg is still online (its offline runs from a work
+	 * item two grace periods later): the first half is freed from its own
+	 * sublists. It is offline, and released, once the test's cgroup
+	 * counts no dying memory css: the second half is freed from the
+	 * parent's sublist, where the offline moved it.
 	 */
-	if (w.kept && munmap(w.kept, region_size / 2))
+	if (w.kept && munmap(w.kept, half))
 		ksft_exit_fail_perror("munmap");
-	sleep(1);
-	if (w.kept && munmap(w.kept + region_size / 2, region_size / 2))
+	for (i = 0; i < 10 * SETTLE_TRIES && !offline; i++) {
+		offline = !cg_read("cgroup.stat", "nr_dying_subsys_memory");
+		if (!offline)
+			usleep(SETTLE_DELAY_US);
+	}
+	if (!offline)
+		ksft_print_msg("memcg: dying not released after %d s: %s\n",
+			       10 * SETTLE_TRIES * SETTLE_DELAY_US / 1000000,
+			       "the second half may not be reparented");
+	if (w.kept && munmap(w.kept + half, region_size - half))
 		ksft_exit_fail_perror("munmap");
 	thp_pop_settings();
 	settled = partially_mapped_settled(&before, &after);
-	anon = settled_cgroup_anon();
+	cur = settled_cgroup_current();
 	print_counter("memcg", "thp_deferred_split_page",
 		      before.thp_deferred_split_page,
 		      queued.thp_deferred_split_page);
 	print_partially_mapped(mode, &before, &after);
+	ksft_print_msg("memcg: memory.current of the parent after the frees: %ld\n", cur);
+	region_size = size;
 	if (w.failed_op)
 		why = w.failed_op;
 	else if (w.wrong_bytes)
 		why = "wrong bytes";
 	else if (!settled)
 		why = "nr_anon_partially_mapped not back to base";
-	else if (anon < 0 || anon >= CGROUP_ANON_LEFT)
-		why = "anon of the parent not below 1 MiB";
+	else if (cur < 0 || cur >= CGROUP_ANON_LEFT)
+		why = "memory.current of the parent not below 1 MiB";
 	if (!why && queued.thp_deferred_split_page == before.thp_deferred_split_page)
 		ksft_test_result_skip("%s (%s)\n", reparent_check, "none queued");
 	else
@@ -686,10 +790,23 @@ static void reparent_round(const struct mode *mode)
 
 static void remove_cgroup(void)
 {
-	if (dying_dir[0] && rmdir(dying_dir))
-		ksft_print_msg("rmdir %s: %s\n", dying_dir, strerror(errno));
 	if (rmdir(cgroup_dir))
 		ksft_print_msg("rmdir %s: %s\n", cgroup_dir, strerror(errno));
+	cgroup_dir[0] = '\0';
+}
+
+/* TAINT_WARN (bit 9) of /proc/sys/kernel/tainted: a WARN() fired. */
+static bool kernel_warned(void)
+{
+	unsigned long taint = 0;
+	FILE *f = fopen("/proc/sys/kernel/tainted", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &taint) != 1)
+			taint = 0;
+		fclose(f);
+	}
+	return (taint >> 9) & 1;
 }
 
 static void usage(const char *prog)
@@ -727,6 +844,7 @@ int main(int argc, char **argv)
 	struct thp_settings settings;
 	struct mode pmd, mthp;
 	bool in_cgroup = false;
+	bool warned;
 	unsigned int order;
 	int opt;
 
@@ -798,7 +916,8 @@ int main(int argc, char **argv)
 	}
 
 	ksft_set_plan(ARRAY_SIZE(check_names) * __builtin_popcount(modes) +
-		      2 * in_cgroup);
+		      2 * in_cgroup + 1);
+	warned = kernel_warned();
 
 	/* Restored by an atexit() handler, also on failure and on signals. */
 	thp_save_settings();
@@ -820,6 +939,10 @@ int main(int argc, char **argv)
 		reparent_round(&pmd);
 		remove_cgroup();
 	}
+	if (warned)
+		ksft_test_result_skip("no kernel warning during the run (one before it)\n");
+	else
+		ksft_test_result(!kernel_warned(), "no kernel warning during the run\n");
 
 	ksft_finished();
 }
