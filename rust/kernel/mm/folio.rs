@@ -11,9 +11,10 @@
 //!   borrow. It is reference counted: [`ARef<Folio>`] owns a reference ([`Folio::alloc`] returns
 //!   one), and `&Folio` can be turned into one with `folio_get()`.
 //! - `Folio<Unreferenced>`: a folio whose reference count has reached zero, on its way to the
-//!   page allocator. Only its freeing path can see it, so its state can be read and changed
-//!   without the races of a live folio; `folio_get()` on it would be a bug, and it has no
-//!   [`ARef`].
+//!   page allocator. No reference can be taken to it and only its freeing path changes it (a
+//!   lockless page cache reader may still read a `PG_rcu_free` one until a grace period ends),
+//!   so its state can be read and changed without the races of a live folio; `folio_get()` on
+//!   it would be a bug, and it has no [`ARef`].
 //!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
@@ -47,7 +48,7 @@ pub trait RefState: private::Sealed {}
 pub enum Referenced {}
 
 /// The folio's reference count has reached zero and stays zero for the borrow: the folio is on
-/// its way to being freed, and only the freeing path can see it, as the deferred split unqueue
+/// its way to being freed, and only the freeing path changes it, as the deferred split unqueue
 /// does.
 ///
 /// No reference can be taken to such a folio:

@@ -208,13 +208,13 @@ impl<S: RefState> FolioBatch<S> {
     /// Returns the number of folios that can still be added after this one; when it is zero,
     /// the batch must be processed before the next add.
     ///
-    /// # Errors
-    ///
-    /// Returns `Err(ENOSPC)` and leaves the batch unchanged when it is already full.
-    ///
     /// # Safety
     ///
     /// `folio` must stay valid, in state `S`, for as long as the batch holds it.
+    ///
+    /// # Errors
+    ///
+    /// Returns `Err(ENOSPC)` and leaves the batch unchanged when it is already full.
     #[inline]
     pub unsafe fn push(&mut self, folio: &Folio<S>) -> Result<usize> {
         let len = self.len();

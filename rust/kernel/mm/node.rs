@@ -18,10 +18,8 @@ pub fn nr_node_ids() -> u32 {
         bindings::nr_node_ids
     }
 
-    // A macro, `1U`, when `MAX_NUMNODES` is 1: always without NUMA. With NUMA, the
-    // architectures that bound `NODES_SHIFT` keep it at 1 or more, so that it is the variable
-    // read above; where a `NODES_SHIFT` of 0 is allowed, bindgen makes the macro a constant,
-    // which the read above reads as well (its `unsafe` then unused).
+    // A macro, `1U`, when `MAX_NUMNODES` is 1: always without NUMA. With NUMA, `NODES_SHIFT`
+    // is 1 or more on the architectures Rust supports, so that it is the variable read above.
     #[cfg(not(CONFIG_NUMA))]
     {
         1
