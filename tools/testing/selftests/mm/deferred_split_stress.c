@@ -552,7 +552,7 @@ static long cg_read(const char *file, const char *key)
 				val = v;
 			break;
 		}
-		if (key && sscanf(line, "%63s %ld", name, &v) == 2 && !strcmp(name, key)) {
+		if (sscanf(line, "%63s %ld", name, &v) == 2 && !strcmp(name, key)) {
 			val = v;
 			break;
 		}
@@ -560,13 +560,6 @@ static long cg_read(const char *file, const char *key)
 	fclose(f);
 	return val;
 }
-
-static long cgroup_anon(void)
-{
-	return cg_read("memory.stat", "anon");
-}
-
-static void move_to(const char *dir);
 
 /* Whatever happened, the test leaves no cgroup behind. */
 static void cleanup_cgroups(void)
@@ -640,20 +633,20 @@ static void enter_cgroup(void)
 	ksft_print_msg("running in memory cgroup %s\n", cgroup_dir);
 }
 
-/* The child cgroup's anon once the last frees are done, or -1. */
-static long settled_cgroup_anon(void)
+/* cg_read(file, key) once the last frees are done (below 1 MiB), or its last value. */
+static long settled_cg_read(const char *file, const char *key)
 {
-	long anon = -1;
+	long val = -1;
 	int i;
 
 	/* The last frees may still sit in per-CPU LRU batches: let them drain. */
 	for (i = 0; i < SETTLE_TRIES; i++) {
-		anon = cgroup_anon();
-		if (anon >= 0 && anon < CGROUP_ANON_LEFT)
+		val = cg_read(file, key);
+		if (val >= 0 && val < CGROUP_ANON_LEFT)
 			break;
 		usleep(SETTLE_DELAY_US);
 	}
-	return anon;
+	return val;
 }
 
 static void move_to(const char *dir)
@@ -668,7 +661,7 @@ static void move_to(const char *dir)
 /* Back to the cgroup it came from; the workers' memory must be unmapped. */
 static void leave_cgroup(void)
 {
-	long anon = settled_cgroup_anon();
+	long anon = settled_cg_read("memory.stat", "anon");
 
 	move_to(orig_dir);
 	ksft_test_result(anon >= 0 && anon < CGROUP_ANON_LEFT,
@@ -676,21 +669,6 @@ static void leave_cgroup(void)
 }
 
 static const char reparent_check[] = "memcg: queued folios of a removed memcg freed";
-
-/* The test's cgroup's memory.current once the last frees are done, or -1. */
-static long settled_cgroup_current(void)
-{
-	long cur = -1;
-	int i;
-
-	for (i = 0; i < SETTLE_TRIES; i++) {
-		cur = cg_read("memory.current", NULL);
-		if (cur >= 0 && cur < CGROUP_ANON_LEFT)
-			break;
-		usleep(SETTLE_DELAY_US);
-	}
-	return cur;
-}
 
 /* Whether the kernel command line turns kmem accounting off. */
 static bool kmem_disabled(void)
@@ -766,7 +744,7 @@ static void reparent_round(const struct mode *mode)
 		ksft_exit_fail_perror("munmap");
 	thp_pop_settings();
 	settled = partially_mapped_settled(&before, &after);
-	cur = settled_cgroup_current();
+	cur = settled_cg_read("memory.current", NULL);
 	print_counter("memcg", "thp_deferred_split_page",
 		      before.thp_deferred_split_page,
 		      queued.thp_deferred_split_page);
