@@ -250,87 +250,38 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
 #[kunit_tests(rust_mm_deferred_split)]
 mod tests {
     use super::*;
-    use core::{
-        ops::Deref,
-        ptr::NonNull, //
-    };
-    use kernel::{
-        mm::{
-            folio::RefState,
-            node::nodes_with_memory, //
+    use core::ptr::NonNull;
+    use kernel::mm::{
+        folio::{
+            testing::FrozenFolio,
+            RefState, //
         },
-        sync::aref::ARef, //
+        node::nodes_with_memory, //
     };
 
-    /// A charged folio of `order` on node `nid`, which must have memory, with one reference.
-    fn alloc_folio_on(order: u32, nid: i32) -> Result<ARef<Folio>> {
+    /// A folio of `order` on node `nid`, which must have memory, charged and, if `queued`,
+    /// queued as partially mapped, as rmap does; then frozen, as the free paths have it.
+    fn alloc_folio_on(order: u32, nid: i32, queued: bool) -> Result<FrozenFolio> {
         let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE;
         // SAFETY: The callers pass nodes with memory, online.
         let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
         let folio = NonNull::new(folio).ok_or(ENOMEM)?;
-        // SAFETY: A new folio whose only reference we own and hand to the `ARef`.
-        charge(unsafe { ARef::from_raw(folio.cast()) })
-    }
-
-    fn charge(folio: ARef<Folio>) -> Result<ARef<Folio>> {
-        // SAFETY: A new, unmapped folio: charge it to the current (root) memory cgroup, as
-        // page faults charge anonymous folios.
+        // SAFETY: A new, unmapped folio: charge it to the current (root) memory cgroup, as page
+        // faults charge anonymous folios.
         let ret = unsafe {
-            bindings::mem_cgroup_charge(folio.as_raw(), core::ptr::null_mut(), bindings::GFP_KERNEL)
+            bindings::mem_cgroup_charge(folio.as_ptr(), core::ptr::null_mut(), bindings::GFP_KERNEL)
         };
         if ret != 0 {
+            // SAFETY: We own the folio's only reference, which this puts: the folio is freed.
+            unsafe { bindings::folio_put(folio.as_ptr()) };
             return Err(Error::from_errno(ret));
         }
-        Ok(folio)
-    }
-
-    /// Queues `folio` as partially mapped, as rmap does.
-    fn queue(folio: &Folio, partially_mapped: bool) {
-        // SAFETY: A valid large folio with a reference.
-        unsafe { bindings::deferred_split_folio(folio.as_raw(), partially_mapped) };
-    }
-
-    /// A folio whose last reference the test dropped, frozen at a reference count of zero as
-    /// the free paths have it. Dropping it gives it a reference again and puts that, which
-    /// frees it through `folio_put()`.
-    ///
-    /// # Invariants
-    ///
-    /// A valid folio with a reference count of zero that this value owns: nobody else can take
-    /// a reference to it or free it.
-    struct FrozenFolio(NonNull<Folio<Unreferenced>>);
-
-    impl Deref for FrozenFolio {
-        type Target = Folio<Unreferenced>;
-
-        fn deref(&self) -> &Folio<Unreferenced> {
-            // SAFETY: By the type invariants, the folio is valid, unreferenced, and ours.
-            unsafe { self.0.as_ref() }
+        if queued {
+            // SAFETY: A valid large folio with a reference.
+            unsafe { bindings::deferred_split_folio(folio.as_ptr(), true) };
         }
-    }
-
-    impl Drop for FrozenFolio {
-        fn drop(&mut self) {
-            let folio = self.0.as_ptr().cast();
-            // SAFETY: By the type invariants, we own the folio at a reference count of zero.
-            unsafe {
-                bindings::folio_ref_unfreeze(folio, 1);
-                bindings::folio_put(folio);
-            }
-        }
-    }
-
-    /// Drops our reference to `folio`, which must be the last: the folio is frozen, as the free
-    /// paths have it, until the returned value is dropped, which frees it.
-    fn freeze(folio: ARef<Folio>) -> Result<FrozenFolio> {
-        let folio = ARef::into_raw(folio);
-        // SAFETY: We own the reference, which this drops.
-        if unsafe { bindings::folio_put_testzero(folio.as_ptr().cast()) } {
-            // INVARIANT: Our put made the count zero: nobody else has the folio.
-            Ok(FrozenFolio(folio.cast()))
-        } else {
-            Err(EBUSY)
-        }
+        // SAFETY: We own the folio's only reference, and give it up.
+        unsafe { FrozenFolio::freeze(folio) }
     }
 
     /// The queue, once [`thp_ready()`] said it is initialised.
@@ -383,11 +334,7 @@ mod tests {
         ];
         let mut frozen = KVec::new();
         for (nid, queued) in plan {
-            let folio = alloc_folio_on(2, nid)?;
-            if queued {
-                queue(&folio, true);
-            }
-            frozen.push(freeze(folio)?, GFP_KERNEL)?;
+            frozen.push(alloc_folio_on(2, nid, queued)?, GFP_KERNEL)?;
         }
         let mut batch = FolioBatch::<Unreferenced>::new();
         for folio in frozen.iter() {

@@ -5,33 +5,19 @@
 //! A minimal view of `struct folio`: the queries the mm mechanisms written in Rust need. It does
 //! not map folios (no `kmap_local_folio()` users yet) and knows nothing of file positions.
 //!
-//! A folio is seen in one of two states, and each has its own type:
-//!
-//! - [`Folio`] (that is, `Folio<Referenced>`): a folio with a reference that outlives the
-//!   borrow. It is reference counted: [`ARef<Folio>`] owns a reference ([`Folio::alloc`] returns
-//!   one), and `&Folio` can be turned into one with `folio_get()`.
-//! - `Folio<Unreferenced>`: a folio whose reference count has reached zero, on its way to the
-//!   page allocator. No reference can be taken to it and only its freeing path changes it (a
-//!   lockless page cache reader may still read a `PG_rcu_free` one until a grace period ends),
-//!   so its state can be read and changed without the races of a live folio; `folio_get()` on
-//!   it would be a bug, and it has no [`ARef`].
+//! What is known of a folio's reference count is part of its type (the `S` of [`Folio`]). The
+//! one state so far is `Folio<Unreferenced>`: a folio whose reference count has reached zero, on
+//! its way to the page allocator. No reference can be taken to it and only its freeing path
+//! changes it (a lockless page cache reader may still read a `PG_rcu_free` one until a grace
+//! period ends), so its state can be read and changed without the races of a live folio;
+//! `folio_get()` on it would be a bug, and it has no [`ARef`](crate::sync::aref::ARef).
 //!
 //! C header: [`include/linux/mm.h`](srctree/include/linux/mm.h)
 
 use crate::{
-    alloc::{
-        AllocError,
-        Flags, //
-    },
     bindings,
     mm::memcg::MemCgroup,
-    sync::{
-        aref::{
-            ARef,
-            AlwaysRefCounted, //
-        },
-        rcu, //
-    },
+    sync::rcu,
     types::Opaque, //
 };
 use core::{
@@ -39,13 +25,10 @@ use core::{
     ptr::NonNull, //
 };
 
-/// What is known of the reference count of a [`Folio`] (or of the folios of a batch).
+/// What is known of the reference count of a [`Folio`] (or of the folios of a batch or a list).
 ///
-/// This trait is sealed: [`Referenced`] and [`Unreferenced`] are its only implementations.
+/// This trait is sealed: [`Unreferenced`] is its only implementation.
 pub trait RefState: private::Sealed {}
-
-/// The folio has a reference that outlives the borrow: its reference count is not zero.
-pub enum Referenced {}
 
 /// The folio's reference count has reached zero and stays zero for the borrow: the folio is on
 /// its way to being freed, and only the freeing path changes it, as the deferred split unqueue
@@ -66,20 +49,17 @@ pub enum Referenced {}
 /// ```
 pub enum Unreferenced {}
 
-impl RefState for Referenced {}
 impl RefState for Unreferenced {}
 
 mod private {
     pub trait Sealed {}
-    impl Sealed for super::Referenced {}
     impl Sealed for super::Unreferenced {}
 }
 
 /// A wrapper for the kernel's `struct folio`.
 ///
-/// `S` says what is known of its reference count: [`Referenced`] (the default, not zero) or
-/// [`Unreferenced`] (zero). A `&Folio<S>` is a borrowed view: it neither takes nor drops a
-/// reference; [`ARef<Folio>`] owns one.
+/// `S` says what is known of its reference count ([`RefState`]): [`Unreferenced`], zero. A
+/// `&Folio<S>` is a borrowed view: it neither takes nor drops a reference.
 ///
 /// # Invariants
 ///
@@ -88,92 +68,13 @@ mod private {
 ///   this value.
 /// - It is a folio in the page allocator's sense, not a slab or another memory descriptor that
 ///   overlays `struct page` (slabs are allocated frozen, at a reference count of zero, and their
-///   `memcg_data` is `obj_exts`): the memcg queries rely on it in both states.
-/// - If `S` is [`Referenced`], its reference count is not zero for that lifetime: somebody holds
-///   a reference that outlives the borrow.
+///   `memcg_data` is `obj_exts`): the memcg queries rely on it.
 /// - If `S` is [`Unreferenced`], its reference count is zero for that lifetime, and the holder
 ///   of the borrow is the one path that frees the folio.
 #[repr(transparent)]
-pub struct Folio<S: RefState = Referenced> {
+pub struct Folio<S: RefState> {
     inner: Opaque<bindings::folio>,
     _state: PhantomData<S>,
-}
-
-// SAFETY: A referenced folio is not tied to a thread: its reference can be dropped anywhere.
-unsafe impl Send for Folio<Referenced> {}
-
-// SAFETY: The safe methods on `&Folio<Referenced>` read flags, counts and fields that C also
-// reads without a lock, or change the reference count atomically.
-unsafe impl Sync for Folio<Referenced> {}
-
-/// The reference count that a bad increment sets, as `refcount_t` saturates
-/// (`REFCOUNT_SATURATED`, `INT_MIN / 2`): far from zero both ways, so that the puts and gets
-/// that follow do not bring it back to zero.
-const REF_SATURATED: i32 = i32::MIN / 2;
-
-// SAFETY: By the type invariants, the reference count of a `Folio<Referenced>` is not zero, so
-// taking a reference is allowed and keeps the folio alive until the matching `folio_put()`.
-unsafe impl AlwaysRefCounted for Folio<Referenced> {
-    #[inline]
-    fn inc_ref(&self) {
-        // `folio_get()` checks the count only with `CONFIG_DEBUG_VM`, but safe code can take any
-        // number of references (`mem::forget()` of `ARef` clones): check always, as
-        // `refcount_inc()` does. The caller has a reference, so the count after ours is at
-        // least two; one or less is an increment from zero (the folio was freed: C put a
-        // reference it did not own), from a count that puts made negative (the same, puts
-        // further), or an overflow (from `i32::MAX`). One compare per reference taken.
-        // SAFETY: By the type invariants, the folio is valid and its reference count not zero.
-        let count = unsafe { bindings::folio_ref_inc_return(self.as_raw()) };
-        if count <= 1 {
-            self.saturate_ref(count);
-        }
-    }
-
-    #[inline]
-    unsafe fn dec_ref(obj: NonNull<Self>) {
-        // SAFETY: The caller owns a reference to the folio, which it gives up.
-        unsafe { bindings::folio_put(obj.cast().as_ptr()) }
-    }
-}
-
-impl Folio<Referenced> {
-    /// Saturates `count`, a reference count of one or less after an increment, and says why in
-    /// `refcount_t`'s words: an increment of zero ("addition on 0"; a use after free: C put a
-    /// reference it did not own, and the folio may already be another's), of a count that puts
-    /// made negative ("underflow"; the same, puts further), or an overflow ("saturated", the
-    /// folio is leaked: every other count, from `i32::MAX` past `i32::MIN`, by one or by C's
-    /// larger additions such as `GUP_PIN_COUNTING_BIAS`). A count near the saturated value was
-    /// saturated before and reported then; it is set back without a report.
-    ///
-    /// Saturation is best effort, as it is for `refcount_t`: it keeps the count far from zero
-    /// against the gets and puts of references, but the page allocator sets the count of a page
-    /// it hands out, and `folio_ref_unfreeze()` sets the count of a frozen folio, whatever they
-    /// were. The report is what is certain.
-    ///
-    /// `refcount_t` warns once per kind for the whole kernel; this warns for each folio, as
-    /// each is another folio leaked or used after its free, and a folio's count is saturated
-    /// (quiet) after its first report.
-    #[cold]
-    #[inline(never)]
-    fn saturate_ref(&self, count: i32) {
-        // SAFETY: By the type invariants, the folio is valid. A concurrent `folio_put()` may be
-        // lost to this store: the count stays far from zero either way.
-        unsafe { bindings::folio_set_count(self.as_raw(), REF_SATURATED) };
-        if count.abs_diff(REF_SATURATED) < 1 << 28 {
-            return;
-        }
-        // The message, then the warning with the backtrace of the reference taken (the later
-        // reports, GUP's test of a count below zero or the page allocator's of a bad page,
-        // would point elsewhere): Rust has no `WARN(cond, fmt)`, binder pairs them the same way.
-        if count == 1 {
-            crate::pr_err!("folio refcount: addition on 0; use-after-free\n");
-        } else if count > REF_SATURATED / 2 {
-            crate::pr_err!("folio refcount: underflow; use-after-free\n");
-        } else {
-            crate::pr_err!("folio refcount: saturated; leaking memory\n");
-        }
-        crate::warn_on!(true);
-    }
 }
 
 impl<S: RefState> Folio<S> {
@@ -184,10 +85,6 @@ impl<S: RefState> Folio<S> {
     /// - `ptr` must point to a valid folio that stays valid (is not freed and does not change into
     ///   another folio, e.g. by a split) for `'a`; not to a slab or another memory descriptor
     ///   that overlays `struct page`.
-    /// - If `S` is [`Referenced`], its reference count must stay above zero for `'a`: the caller
-    ///   owns a reference that nobody can freeze away (`folio_ref_freeze()` in reclaim and
-    ///   migration counts the page cache's references), so that taking another reference
-    ///   ([`ARef`]) is always sound.
     /// - If `S` is [`Unreferenced`], its reference count must be zero for `'a`, and the caller
     ///   must be the path that frees it (or own it frozen).
     #[inline]
@@ -232,13 +129,6 @@ impl<S: RefState> Folio<S> {
     pub fn ref_count(&self) -> i32 {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
         unsafe { bindings::folio_ref_count(self.as_raw()) }
-    }
-
-    /// Returns whether the folio is made of more than one page.
-    #[inline]
-    pub fn is_large(&self) -> bool {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio.
-        unsafe { bindings::folio_test_large(self.as_raw()) }
     }
 
     /// Returns whether the folio is a large folio that rmap tracks (`PG_large_rmappable`): only
@@ -366,127 +256,138 @@ impl<S: RefState> Folio<S> {
     }
 }
 
-impl Folio {
-    /// Allocates a folio of `order`: `folio_alloc()`. The returned [`ARef`] owns its only
-    /// reference; dropping it frees the folio.
+/// Folios for the KUnit tests of the mm abstractions and of their users in mm/: not an interface.
+/// Public (hidden) as those users are crates of their own, whose KUnit options depend on this
+/// one.
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+#[doc(hidden)]
+pub mod testing {
+    use super::{
+        Folio,
+        Unreferenced, //
+    };
+    use crate::{
+        bindings,
+        error::{
+            code::{
+                EBUSY,
+                ENOMEM, //
+            },
+            Result, //
+        }, //
+    };
+    use core::{
+        ops::Deref,
+        ptr::NonNull, //
+    };
+
+    /// A folio whose last reference the test dropped, frozen at a reference count of zero as
+    /// the free paths have it: a [`Folio<Unreferenced>`] that the test holds as its freeing path.
+    /// Dropping it gives it a reference again and puts that, which frees it through
+    /// `folio_put()`.
     ///
-    /// # Examples
+    /// # Invariants
     ///
-    /// ```
-    /// use kernel::{mm::folio::Folio, prelude::*};
-    ///
-    /// let folio = Folio::alloc(GFP_KERNEL, 2)?;
-    /// assert_eq!((folio.order(), folio.nr_pages()), (2, 4));
-    /// assert!(folio.is_large());
-    /// // A second reference. The counts are lower bounds: a PFN walker (compaction) may hold a
-    /// // speculative reference for a moment.
-    /// let other = folio.clone();
-    /// assert!(other.ref_count() >= 2);
-    /// drop(folio);
-    /// drop(other); // The last reference frees the folio.
-    /// # Ok::<(), Error>(())
-    /// ```
-    #[inline]
-    pub fn alloc(flags: Flags, order: u32) -> Result<ARef<Self>, AllocError> {
-        // The allocator warns (a panic with `panic_on_warn`) on an order it cannot serve.
-        if order > bindings::MAX_PAGE_ORDER {
-            return Err(AllocError);
+    /// A valid folio with a reference count of zero that this value owns: nobody else can take
+    /// a reference to it or free it.
+    pub struct FrozenFolio(NonNull<Folio<Unreferenced>>);
+
+    impl FrozenFolio {
+        /// Allocates a folio of `order` with `folio_alloc()` (not charged to a memory cgroup)
+        /// and freezes it.
+        pub fn alloc(order: u32) -> Result<Self> {
+            // SAFETY: `GFP_KERNEL` may sleep, as a test may; no other requirement.
+            let folio = unsafe { bindings::folio_alloc(bindings::GFP_KERNEL, order) };
+            let folio = NonNull::new(folio).ok_or(ENOMEM)?;
+            // SAFETY: A new folio whose only reference we own and give up.
+            unsafe { Self::freeze(folio) }
         }
-        // SAFETY: Depending on `flags`, this call may sleep; it has no other requirement.
-        let folio = unsafe { bindings::folio_alloc(flags.as_raw(), order) };
-        let folio = NonNull::new(folio).ok_or(AllocError)?;
-        // INVARIANT: A new folio, valid, with a reference (ours) that the `ARef` owns.
-        // SAFETY: We own the folio's only reference and hand it to the `ARef`.
-        Ok(unsafe { ARef::from_raw(folio.cast()) })
+
+        /// Drops the caller's reference to `folio`, which must be the last: the folio is frozen,
+        /// as the free paths have it, until the returned value is dropped, which frees it.
+        ///
+        /// Returns `Err(EBUSY)` if somebody else held a reference too (a PFN walker's speculative
+        /// one): the caller's reference is dropped all the same, and theirs frees the folio.
+        ///
+        /// # Safety
+        ///
+        /// `folio` must point to a valid folio, not a slab, whose reference the caller owns and
+        /// gives up.
+        pub unsafe fn freeze(folio: NonNull<bindings::folio>) -> Result<Self> {
+            // SAFETY: The caller owns the reference, which this drops.
+            if unsafe { bindings::folio_put_testzero(folio.as_ptr()) } {
+                // INVARIANT: Our put made the count zero: nobody else has the folio.
+                Ok(Self(folio.cast()))
+            } else {
+                Err(EBUSY)
+            }
+        }
+    }
+
+    impl Deref for FrozenFolio {
+        type Target = Folio<Unreferenced>;
+
+        fn deref(&self) -> &Folio<Unreferenced> {
+            // SAFETY: By the type invariants, the folio is valid, unreferenced, and ours until
+            // `self` is dropped.
+            unsafe { self.0.as_ref() }
+        }
+    }
+
+    impl Drop for FrozenFolio {
+        fn drop(&mut self) {
+            let folio = self.0.as_ptr().cast();
+            // SAFETY: By the type invariants, we own the folio at a reference count of zero.
+            unsafe {
+                bindings::folio_ref_unfreeze(folio, 1);
+                bindings::folio_put(folio);
+            }
+        }
     }
 }
 
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
 #[macros::kunit_tests(rust_mm_folio)]
 mod tests {
-    use super::*;
+    use super::{
+        testing::FrozenFolio,
+        *, //
+    };
     use crate::prelude::*;
 
-    /// The warnings a bad reference gives: one, none without `CONFIG_BUG`.
-    const WARNS: i32 = cfg!(CONFIG_BUG) as i32;
-
-    /// Sets the count of a new folio to `count`, takes `clones` references on it, and returns the
-    /// count after them and the warnings they gave. The references are not tracked, and the
-    /// folio is leaked (a page per case), as a saturated `refcount_t` leaks its object: a
-    /// speculative reference (`folio_try_get()` of a lockless page cache lookup that found the
-    /// folio before its last free, or of a PFN walker) may be taken and put at any time, and its
-    /// put would free the folio under us if the count were set back to our one reference.
-    fn clone_from_count(count: i32, clones: usize) -> Result<(i32, i32)> {
-        let folio = Folio::alloc(GFP_KERNEL, 0)?;
-        // Frozen at our one reference, the count is zero and no speculative reference is held
-        // (the freeze fails while one is) or can be taken: the count set below wipes out none.
-        // A speculative reference held right now is rare; the case fails rather than wait.
-        // SAFETY: The folio is valid and ours; frozen, it is set to a count below.
-        if !unsafe { bindings::folio_ref_freeze(folio.as_raw(), 1) } {
-            // Not frozen: our reference is put as usual.
-            return Err(EAGAIN);
-        }
-        // SAFETY: A KUnit test is running in this thread.
-        let test = unsafe { bindings::kunit_get_current_test() };
-        // SAFETY: No other suppression is active in this test; the warnings expected are
-        // counted, not printed, until `kunit_end_suppress_warning()`.
-        let suppressed = unsafe { bindings::kunit_start_suppress_warning(test) };
-        // This breaks the invariants of `Folio<Referenced>` on purpose (zero or a negative count
-        // are C's bad puts, which the cases reproduce), as `ref_count()` and the clones below
-        // need only a valid `struct folio`. A speculative reference taken from now on is put
-        // back by its holder, and the folio is never freed (leaked below): such a pair moves the
-        // count by one and back, except where the count is one of the bad ones set here, where
-        // it meets what any bad count meets (`put_page_testzero()` of a count of zero is a
-        // `VM_BUG_ON`): the window is these few instructions, as for `refcount_t` saturation.
-        // SAFETY: The folio is valid, ours and frozen: no reference is wiped out.
-        unsafe { bindings::folio_set_count(folio.as_raw(), count) };
-        for _ in 0..clones {
-            core::mem::forget(folio.clone());
-        }
-        let after = folio.ref_count();
-        core::mem::forget(folio);
-        // SAFETY: `suppressed` is null or the handle that `kunit_start_suppress_warning()` gave.
-        let warned = unsafe {
-            let warned = bindings::kunit_suppressed_warning_count(suppressed);
-            bindings::kunit_end_suppress_warning(test, suppressed);
-            warned
-        };
-        Ok((after, warned))
-    }
-
-    /// A reference taken at the largest count saturates the count instead of wrapping it towards
-    /// zero, where the folio would be freed while referenced, and warns once: another reference
-    /// taken on the saturated count keeps it saturated, without a warning.
+    /// The queries of a folio that its freeing path holds, at a reference count of zero.
     #[test]
-    fn ref_overflow_saturates() -> Result {
-        assert_eq!(clone_from_count(i32::MAX, 2)?, (REF_SATURATED, WARNS));
-        Ok(())
-    }
-
-    /// A reference taken on a count of zero (a folio that C freed under us: the increment
-    /// would revive it) warns as `refcount_t` warns on an addition on 0, and saturates the
-    /// count so that the folio is not freed a second time.
-    #[test]
-    fn ref_from_zero_warns() -> Result {
-        assert_eq!(clone_from_count(0, 1)?, (REF_SATURATED, WARNS));
-        Ok(())
-    }
-
-    /// The same for a count that puts made negative, a put further (a C double put).
-    #[test]
-    fn ref_from_negative_warns() -> Result {
-        assert_eq!(clone_from_count(-1, 1)?, (REF_SATURATED, WARNS));
-        Ok(())
-    }
-
-    /// A count that an addition larger than one wrapped (C's `GUP_PIN_COUNTING_BIAS`), far from
-    /// both zero and the saturated value, warns and saturates too.
-    #[test]
-    fn ref_wrapped_far_warns() -> Result {
+    fn frozen_folio_queries() -> Result {
+        let small = FrozenFolio::alloc(0)?;
+        let large = FrozenFolio::alloc(2)?;
+        assert_eq!((small.order(), small.nr_pages()), (0, 1));
+        assert_eq!((large.order(), large.nr_pages()), (2, 4));
+        assert_eq!((small.ref_count(), large.ref_count()), (0, 0));
+        assert!(crate::mm::node::is_possible(large.nid()));
+        // `folio_alloc()` makes a large folio rmappable (with THP), as the anonymous and page
+        // cache folios are: of order two or more, it may be deferred split.
+        assert!(!small.may_be_deferred_split());
         assert_eq!(
-            clone_from_count(i32::MIN + 1000, 1)?,
-            (REF_SATURATED, WARNS)
+            large.may_be_deferred_split(),
+            cfg!(CONFIG_TRANSPARENT_HUGEPAGE)
         );
+        #[cfg(CONFIG_TRANSPARENT_HUGEPAGE)]
+        {
+            // SAFETY: `large` may be deferred split, so it is large and has the link.
+            let never_queued = unsafe {
+                (
+                    large.is_partially_mapped_unchecked(),
+                    large.deferred_list_is_empty_racy(),
+                )
+            };
+            assert_eq!(never_queued, (false, true));
+        }
+        // Not charged: no memcg. Nothing is asserted under the RCU read lock.
+        let memcg = {
+            let rcu = rcu::read_lock();
+            large.memcg(&rcu).is_some()
+        };
+        assert!(!memcg && !large.is_memcg_charged());
         Ok(())
     }
 }

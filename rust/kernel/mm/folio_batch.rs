@@ -16,8 +16,7 @@ use crate::{
     },
     mm::folio::{
         Folio,
-        RefState,
-        Referenced, //
+        RefState, //
     },
     types::{
         NotThreadSafe,
@@ -31,24 +30,24 @@ pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 
 /// A wrapper for the kernel's `struct folio_batch`.
 ///
-/// `S` is the state of the folios' reference counts: [`Referenced`] (each has a reference that
-/// outlives the batch's borrow) or [`Unreferenced`](crate::mm::folio::Unreferenced) (all zero).
+/// `S` is the state of the folios' reference counts ([`RefState`]):
+/// [`Unreferenced`](crate::mm::folio::Unreferenced), all zero.
 ///
 /// A `FolioBatch` value is a batch owned by Rust ([`FolioBatch::new`]). It has no destructor: a
-/// batch dropped with folios in it leaks what they stood for (a reference, or the folio itself).
+/// batch dropped with folios in it leaks them.
 /// A batch that C owns is seen through a shared reference with the lifetime of the C call,
 /// [`FolioBatch::from_raw`]:
 /// it cannot be moved out of, nor swapped with a batch that Rust owns, so its folios cannot
 /// outlive the call.
 ///
 /// ```ignore,compile_fail
-/// use kernel::{bindings, mm::folio_batch::FolioBatch};
+/// use kernel::{bindings, mm::{folio::Unreferenced, folio_batch::FolioBatch}};
 ///
 /// /// Would keep C's folio pointers in a batch that outlives the C call.
-/// fn keep(ptr: *mut bindings::folio_batch) -> FolioBatch {
+/// fn keep(ptr: *mut bindings::folio_batch) -> FolioBatch<Unreferenced> {
 ///     // SAFETY: Let `ptr` be a valid batch for the call.
-///     let view = unsafe { FolioBatch::from_raw(ptr) };
-///     core::mem::take(view) // error[E0308]: expected `&mut _`, found `&FolioBatch`
+///     let view = unsafe { FolioBatch::<Unreferenced>::from_raw(ptr) };
+///     core::mem::replace(view, FolioBatch::new()) // error[E0308]: types differ in mutability
 /// }
 /// ```
 ///
@@ -57,12 +56,12 @@ pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 /// path that filled it.
 ///
 /// ```ignore,compile_fail
-/// use kernel::mm::folio_batch::FolioBatch;
+/// use kernel::mm::{folio::Unreferenced, folio_batch::FolioBatch};
 ///
 /// fn is_send<T: Send>() {}
 ///
 /// fn batch_is_send() {
-///     is_send::<FolioBatch>(); // error[E0277]: not `Send`
+///     is_send::<FolioBatch<Unreferenced>>(); // error[E0277]: not `Send`
 /// }
 /// ```
 ///
@@ -72,7 +71,7 @@ pub const FOLIO_BATCH_SIZE: usize = bindings::FOLIO_BATCH_SIZE as usize;
 /// - Its first `nr` entries point to valid folios (no null or xarray value entries) that stay
 ///   valid, in state `S`, while they are in the batch and the batch is borrowed.
 #[repr(transparent)]
-pub struct FolioBatch<S: RefState = Referenced> {
+pub struct FolioBatch<S: RefState> {
     inner: Opaque<bindings::folio_batch>,
     _state: PhantomData<S>,
     _not_thread_safe: NotThreadSafe,
@@ -84,14 +83,18 @@ impl<S: RefState> FolioBatch<S> {
     /// # Examples
     ///
     /// ```
-    /// use kernel::mm::folio_batch::{FolioBatch, FOLIO_BATCH_SIZE};
+    /// use kernel::mm::{
+    ///     folio::Unreferenced,
+    ///     folio_batch::{FolioBatch, FOLIO_BATCH_SIZE},
+    /// };
     ///
-    /// let batch: FolioBatch = FolioBatch::new();
-    /// assert!(batch.is_empty());
+    /// let batch = FolioBatch::<Unreferenced>::new();
     /// assert_eq!(batch.space(), FOLIO_BATCH_SIZE);
     /// assert_eq!(batch.iter().count(), 0);
     /// ```
     #[inline]
+    // No `Default`: nothing needs one.
+    #[expect(clippy::new_without_default)]
     pub const fn new() -> Self {
         // INVARIANT: An empty batch: all zeroes is `folio_batch_init()`'s state.
         Self {
@@ -110,9 +113,9 @@ impl<S: RefState> FolioBatch<S> {
     /// - Its first `nr` entries must point to valid folios ([`Folio::from_raw`]: not slabs),
     ///   none null: not the `fbatch` of `folio_batch_move_lru()` after it took folios out,
     ///   which leaves null holes.
-    /// - Those folios must stay valid and in state `S` for `'a`: if `S` is [`Referenced`], each
-    ///   has a reference that outlives `'a`; if `Unreferenced`, all have a reference count of
-    ///   zero, and the caller is their freeing path.
+    /// - Those folios must stay valid and in state `S` for `'a`: if `S` is
+    ///   [`Unreferenced`](crate::mm::folio::Unreferenced), all have a reference count of zero,
+    ///   and the caller is their freeing path.
     #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::folio_batch) -> &'a Self {
         // CAST: `FolioBatch` is a transparent wrapper of `bindings::folio_batch`.
@@ -134,15 +137,9 @@ impl<S: RefState> FolioBatch<S> {
 
     /// Returns the number of folios in the batch: `folio_batch_count()`.
     #[inline]
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         // SAFETY: By the type invariants, `inner` is valid.
         usize::from(unsafe { (*self.as_raw()).nr })
-    }
-
-    /// Returns whether the batch holds no folio.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Returns the number of folios that can still be added: `folio_batch_space()`.
@@ -156,9 +153,9 @@ impl<S: RefState> FolioBatch<S> {
     /// The folios are borrowed from the batch: none outlives a change to it.
     ///
     /// ```ignore,compile_fail
-    /// use kernel::mm::folio_batch::FolioBatch;
+    /// use kernel::mm::{folio::Unreferenced, folio_batch::FolioBatch};
     ///
-    /// fn first_after_reinit(batch: &mut FolioBatch) -> bool {
+    /// fn first_after_reinit(batch: &mut FolioBatch<Unreferenced>) -> bool {
     ///     let first = batch.iter().next();
     ///     batch.reinit(); // error[E0502]: `*batch` is borrowed
     ///     first.is_some()
@@ -234,25 +231,24 @@ impl<S: RefState> FolioBatch<S> {
     }
 }
 
-impl<S: RefState> Default for FolioBatch<S> {
-    #[inline]
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
 #[macros::kunit_tests(rust_mm_folio_batch)]
 mod tests {
     use super::*;
-    use crate::prelude::*;
+    use crate::{
+        mm::folio::{
+            testing::FrozenFolio,
+            Unreferenced, //
+        },
+        prelude::*, //
+    };
 
     #[test]
     fn push_until_full() -> Result {
-        let folio = Folio::alloc(GFP_KERNEL, 2)?;
-        let mut batch = FolioBatch::<Referenced>::new();
+        let folio = FrozenFolio::alloc(2)?;
+        let mut batch = FolioBatch::<Unreferenced>::new();
         for n in 1..=FOLIO_BATCH_SIZE {
-            // SAFETY: `folio` holds a reference until after the batch is dropped.
+            // SAFETY: `folio` stays frozen until after the batch is dropped.
             assert_eq!(unsafe { batch.push(&folio) }, Ok(FOLIO_BATCH_SIZE - n));
         }
         // SAFETY: As above.
@@ -263,14 +259,14 @@ mod tests {
             .iter()
             .all(|f| f.as_raw() == folio.as_raw() && f.order() == 2));
         batch.reinit();
-        assert!(batch.is_empty() && batch.space() == FOLIO_BATCH_SIZE);
+        assert!(batch.len() == 0 && batch.space() == FOLIO_BATCH_SIZE);
 
         // A view of a C batch sees what C wrote.
         // SAFETY: As above.
         unsafe { batch.push(&folio)? };
-        // SAFETY: `batch` is a valid batch of one folio that `folio` holds a reference to, and it
-        // is not written while `view` lives.
-        let view = unsafe { FolioBatch::<Referenced>::from_raw(batch.as_raw()) };
+        // SAFETY: `batch` is a valid batch of one folio that `folio` keeps frozen, and it is not
+        // written while `view` lives.
+        let view = unsafe { FolioBatch::<Unreferenced>::from_raw(batch.as_raw()) };
         assert_eq!(view.len(), 1);
         assert!(view.iter().all(|f| f.as_raw() == folio.as_raw()));
         Ok(())
@@ -280,10 +276,10 @@ mod tests {
     /// of its array nor what lies past it, and warns (once per boot).
     #[test]
     fn bad_count_stays_in_the_array() -> Result {
-        let folio = Folio::alloc(GFP_KERNEL, 0)?;
-        let mut batch = FolioBatch::<Referenced>::new();
+        let folio = FrozenFolio::alloc(0)?;
+        let mut batch = FolioBatch::<Unreferenced>::new();
         for _ in 0..FOLIO_BATCH_SIZE {
-            // SAFETY: `folio` holds a reference until after the batch is dropped.
+            // SAFETY: `folio` stays frozen until after the batch is dropped.
             unsafe { batch.push(&folio)? };
         }
         // SAFETY: A KUnit test is running in this thread.

@@ -16,7 +16,6 @@ use crate::{
         folio::{
             Folio,
             RefState,
-            Referenced,
             Unreferenced, //
         },
         folio_batch::FolioBatch,
@@ -69,14 +68,14 @@ unsafe fn lru_link(folio: *mut bindings::folio) -> *mut bindings::list_head {
 /// the list to be held for as long as the reference lives, and the type is neither [`Send`] nor
 /// [`Sync`], so that the reference stays in the context that holds the lock.
 ///
-/// `S` is the state of the folios' reference counts: isolated folios on a reclaim list are
-/// [`Referenced`], folios waiting to be freed [`Unreferenced`].
+/// `S` is the state of the folios' reference counts ([`RefState`]): [`Unreferenced`], folios
+/// waiting to be freed.
 ///
 /// ```ignore,compile_fail
-/// use kernel::mm::folio_list::FolioList;
+/// use kernel::mm::{folio::Unreferenced, folio_list::FolioList};
 ///
 /// /// Two lists from [`FolioList::from_raw`], whose locks are held.
-/// fn swap_lists(a: &FolioList, b: &FolioList) {
+/// fn swap_lists(a: &FolioList<Unreferenced>, b: &FolioList<Unreferenced>) {
 ///     core::mem::swap(a, b); // error[E0308]: expected `&mut _`, found `&FolioList`
 /// }
 /// ```
@@ -84,12 +83,12 @@ unsafe fn lru_link(folio: *mut bindings::folio) -> *mut bindings::list_head {
 /// Nor can a view leave the context that holds the list's lock:
 ///
 /// ```ignore,compile_fail
-/// use kernel::mm::folio_list::FolioList;
+/// use kernel::mm::{folio::Unreferenced, folio_list::FolioList};
 ///
 /// fn is_send<T: Send>() {}
 ///
 /// fn view_is_send() {
-///     is_send::<&FolioList>(); // error[E0277]: not `Send`
+///     is_send::<&FolioList<Unreferenced>>(); // error[E0277]: not `Send`
 /// }
 /// ```
 ///
@@ -99,7 +98,7 @@ unsafe fn lru_link(folio: *mut bindings::folio) -> *mut bindings::list_head {
 /// holds, and every entry on it is the `lru` link of a valid folio in state `S` that belongs to
 /// the holder of the list.
 #[repr(transparent)]
-pub struct FolioList<S: RefState = Referenced> {
+pub struct FolioList<S: RefState> {
     inner: Opaque<bindings::list_head>,
     _state: PhantomData<S>,
     _not_thread_safe: NotThreadSafe,
@@ -223,7 +222,10 @@ impl<S: RefState> FolioList<S> {
 mod tests {
     use super::*;
     use crate::{
-        mm::folio_batch::FOLIO_BATCH_SIZE,
+        mm::{
+            folio::testing::FrozenFolio,
+            folio_batch::FOLIO_BATCH_SIZE, //
+        },
         prelude::*, //
     };
 
@@ -240,9 +242,9 @@ mod tests {
     #[test]
     fn push_splice_move() -> Result {
         let folios = [
-            Folio::alloc(GFP_KERNEL, 0)?,
-            Folio::alloc(GFP_KERNEL, 2)?,
-            Folio::alloc(GFP_KERNEL, 0)?,
+            FrozenFolio::alloc(0)?,
+            FrozenFolio::alloc(2)?,
+            FrozenFolio::alloc(0)?,
         ];
         // Reached through raw pointers only once C links them (no `&mut` after that).
         let heads = core::pin::pin!([const { Opaque::<bindings::list_head>::uninit() }; 2]);
@@ -251,15 +253,15 @@ mod tests {
             unsafe { bindings::INIT_LIST_HEAD(head.get()) };
         }
         // SAFETY: Initialised heads that only this test uses, and only through these views, with
-        // folios that `folios` holds a reference to until after the lists are empty again.
+        // folios that `folios` keeps frozen until after the lists are empty again.
         let (a, b) = unsafe {
             (
-                FolioList::<Referenced>::from_raw(heads[0].get()),
-                FolioList::<Referenced>::from_raw(heads[1].get()),
+                FolioList::<Unreferenced>::from_raw(heads[0].get()),
+                FolioList::<Unreferenced>::from_raw(heads[1].get()),
             )
         };
         assert!(a.is_empty() && b.is_empty());
-        // SAFETY: New folios, on no list (not on the LRU), that this test owns.
+        // SAFETY: Frozen folios, on no list (never on the LRU), that this test owns.
         unsafe {
             a.push_tail(&folios[0]);
             a.push_tail(&folios[1]);
@@ -274,10 +276,10 @@ mod tests {
 
         // A batch with room for two: the third folio stays on the list. The pages are counted:
         // one, four (the order-2 folio), then one.
-        let mut batch = FolioBatch::<Referenced>::new();
-        let filler = Folio::alloc(GFP_KERNEL, 0)?;
+        let mut batch = FolioBatch::<Unreferenced>::new();
+        let filler = FrozenFolio::alloc(0)?;
         for _ in 0..FOLIO_BATCH_SIZE - 2 {
-            // SAFETY: `filler` holds a reference until after the batch is dropped.
+            // SAFETY: `filler` stays frozen until after the batch is dropped.
             unsafe { batch.push(&filler)? };
         }
         // SAFETY: As above.

@@ -124,12 +124,12 @@ impl ListLru {
 ///
 /// ```ignore,compile_fail
 /// use kernel::{
-///     mm::{folio::Folio, list_lru::ListLru},
+///     mm::{folio::{Folio, Unreferenced}, list_lru::ListLru},
 ///     sync::rcu, //
 /// };
 ///
 /// /// Would end the RCU read lock that keeps the memcg alive under its sublist's lock.
-/// fn rcu_first(lru: &ListLru, folio: &Folio) {
+/// fn rcu_first(lru: &ListLru, folio: &Folio<Unreferenced>) {
 ///     let rcu = rcu::read_lock();
 ///     let memcg = folio.memcg(&rcu);
 ///     let guard = lru.lock(folio.nid(), memcg);
