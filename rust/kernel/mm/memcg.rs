@@ -49,7 +49,7 @@ impl MemCgroup {
     /// Returns the raw pointer of an optional memory cgroup, null for `None` (the root, or
     /// no memory cgroup, as C's null `struct mem_cgroup *` means).
     #[inline]
-    pub fn as_raw_or_null(memcg: Option<&Self>) -> *mut bindings::mem_cgroup {
+    pub(crate) fn as_raw_or_null(memcg: Option<&Self>) -> *mut bindings::mem_cgroup {
         memcg.map_or(core::ptr::null_mut(), Self::as_raw)
     }
 }

@@ -44,8 +44,9 @@ pub fn is_possible(nid: i32) -> bool {
 ///
 /// Memory hotplug changes it at any time: the answer may be stale as soon as it is given. False
 /// for a node id that is not below [`nr_node_ids()`].
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
 #[inline]
-pub fn has_memory(nid: i32) -> bool {
+fn has_memory(nid: i32) -> bool {
     if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
         return false;
     }
@@ -55,6 +56,11 @@ pub fn has_memory(nid: i32) -> bool {
 }
 
 /// Returns the nodes that have memory, in order: `for_each_node_state(nid, N_MEMORY)`.
+///
+/// For the KUnit tests, which allocate folios on them: built only with them, and public (hidden)
+/// for the tests of mm/, which are crates of their own.
+#[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
+#[doc(hidden)]
 pub fn nodes_with_memory() -> impl Iterator<Item = i32> {
     // CAST: `nr_node_ids` is at most `MAX_NUMNODES`, which fits in `i32`.
     (0..nr_node_ids() as i32).filter(|&nid| has_memory(nid))
