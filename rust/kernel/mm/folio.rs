@@ -139,7 +139,7 @@ impl<S: RefState> Folio<S> {
     /// The folio must be large: the flag is in its second page, which a folio of one page does
     /// not have (its `page[1]` is another folio's memory).
     #[inline]
-    pub unsafe fn is_large_rmappable_unchecked(&self) -> bool {
+    unsafe fn is_large_rmappable_unchecked(&self) -> bool {
         // SAFETY: By the type invariants, `self.as_raw()` is a valid folio, large as the caller
         // guarantees.
         unsafe { bindings::folio_test_large_rmappable(self.as_raw()) }
