@@ -31,16 +31,6 @@ __rust_helper int rust_helper_folio_ref_count(const struct folio *folio)
 	return folio_ref_count(folio);
 }
 
-__rust_helper int rust_helper_folio_ref_inc_return(struct folio *folio)
-{
-	return folio_ref_inc_return(folio);
-}
-
-__rust_helper void rust_helper_folio_set_count(struct folio *folio, int v)
-{
-	folio_set_count(folio, v);
-}
-
 __rust_helper void rust_helper_folio_put(struct folio *folio)
 {
 	folio_put(folio);
@@ -51,19 +41,9 @@ __rust_helper bool rust_helper_folio_put_testzero(struct folio *folio)
 	return folio_put_testzero(folio);
 }
 
-__rust_helper bool rust_helper_folio_ref_freeze(struct folio *folio, int count)
-{
-	return folio_ref_freeze(folio, count);
-}
-
 __rust_helper void rust_helper_folio_ref_unfreeze(struct folio *folio, int count)
 {
 	folio_ref_unfreeze(folio, count);
-}
-
-__rust_helper bool rust_helper_folio_test_large(const struct folio *folio)
-{
-	return folio_test_large(folio);
 }
 
 __rust_helper bool rust_helper_folio_test_large_rmappable(const struct folio *folio)
