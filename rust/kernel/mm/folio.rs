@@ -363,7 +363,6 @@ mod tests {
         assert_eq!((small.order(), small.nr_pages()), (0, 1));
         assert_eq!((large.order(), large.nr_pages()), (2, 4));
         assert_eq!((small.ref_count(), large.ref_count()), (0, 0));
-        assert!(crate::mm::node::is_possible(large.nid()));
         // `folio_alloc()` makes a large folio rmappable (with THP), as the anonymous and page
         // cache folios are: of order two or more, it may be deferred split.
         assert!(!small.may_be_deferred_split());
