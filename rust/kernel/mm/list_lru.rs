@@ -94,7 +94,7 @@ impl ListLru {
         if !node::is_possible(nid) {
             return None;
         }
-        let memcg = MemCgroup::as_raw_or_null(memcg);
+        let memcg = memcg_as_raw_or_null(memcg);
         // C moves it to the ancestor whose sublist it locked; the guard keeps the memcg asked for
         // (`is_for()`).
         let mut locked_memcg = memcg;
@@ -114,6 +114,13 @@ impl ListLru {
             memcg,
         })
     }
+}
+
+/// Returns the raw pointer of an optional memory cgroup, null for `None` (the root, or no memory
+/// cgroup, as C's null `struct mem_cgroup *` means).
+#[inline]
+fn memcg_as_raw_or_null(memcg: Option<&MemCgroup>) -> *mut bindings::mem_cgroup {
+    memcg.map_or(core::ptr::null_mut(), MemCgroup::as_raw)
 }
 
 /// A locked sublist of a [`ListLru`], with interrupts disabled (a count: guards may be dropped
@@ -171,7 +178,7 @@ impl<'a> ListLruGuard<'a> {
     /// taken for the root, although both lock the same sublist.
     #[inline]
     pub fn is_for(&self, nid: i32, memcg: Option<&MemCgroup>) -> bool {
-        self.nid == nid && self.memcg == MemCgroup::as_raw_or_null(memcg)
+        self.nid == nid && self.memcg == memcg_as_raw_or_null(memcg)
     }
 
     /// Removes `item` from the locked sublist if it is on a list: `__list_lru_del()`. Returns

@@ -45,13 +45,6 @@ impl MemCgroup {
     pub fn as_raw(&self) -> *mut bindings::mem_cgroup {
         self.inner.get()
     }
-
-    /// Returns the raw pointer of an optional memory cgroup, null for `None` (the root, or
-    /// no memory cgroup, as C's null `struct mem_cgroup *` means).
-    #[inline]
-    pub(crate) fn as_raw_or_null(memcg: Option<&Self>) -> *mut bindings::mem_cgroup {
-        memcg.map_or(core::ptr::null_mut(), Self::as_raw)
-    }
 }
 
 /// Returns whether the memory controller is disabled (`cgroup_disable=memory`, or no
