@@ -33,32 +33,36 @@ ERROR = re.compile(r"error\[(E\d{4})\]")
 # Uses each type the way the compile_fail examples must not: proves that the
 # crates, flags and imports work, so that the examples fail for their reason.
 CONTROL = """
-use kernel::{bindings, mm::{folio::Folio, folio_batch::FolioBatch, folio_list::FolioList,
-             list_lru::ListLru, lruvec::LruvecUnlocked}, sync::rcu};
+use kernel::{bindings, mm::{folio::{Folio, Referenced, Unreferenced}, folio_batch::FolioBatch,
+             folio_list::FolioList, list_lru::ListLru, lruvec::LruvecUnlocked}, sync::rcu};
 
-fn swap_owned(a: &mut FolioBatch, b: &mut FolioBatch) {
+fn swap_owned(a: &mut FolioBatch<Unreferenced>, b: &mut FolioBatch<Unreferenced>) {
     core::mem::swap(a, b);
 }
 
-fn view_len(ptr: *mut bindings::folio_batch) -> usize {
-    // SAFETY: Let `ptr` be a valid batch for the call.
-    let view = unsafe { FolioBatch::<kernel::mm::folio::Referenced>::from_raw(ptr) };
-    view.len()
+fn replace_owned(a: &mut FolioBatch<Unreferenced>) -> FolioBatch<Unreferenced> {
+    core::mem::replace(a, FolioBatch::new())
 }
 
-fn list_is_empty(a: &FolioList) -> bool {
+fn view_space(ptr: *mut bindings::folio_batch) -> usize {
+    // SAFETY: Let `ptr` be a valid batch for the call.
+    let view = unsafe { FolioBatch::<Unreferenced>::from_raw(ptr) };
+    view.space()
+}
+
+fn list_is_empty(a: &FolioList<Unreferenced>) -> bool {
     a.is_empty()
 }
 
 fn needs_unlocked(_: &LruvecUnlocked) {}
 
-fn after_the_lock(unlocked: &mut LruvecUnlocked, folio: &Folio) {
+fn after_the_lock(unlocked: &mut LruvecUnlocked, folio: &Folio<Referenced>) {
     let guard = unlocked.lock(folio);
     drop(guard);
     needs_unlocked(unlocked);
 }
 
-fn guard_first(lru: &ListLru, folio: &Folio) {
+fn guard_first(lru: &ListLru, folio: &Folio<Unreferenced>) {
     let rcu = rcu::read_lock();
     let memcg = folio.memcg(&rcu);
     let guard = lru.lock(folio.nid(), memcg);

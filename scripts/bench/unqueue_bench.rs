@@ -71,7 +71,7 @@ unsafe extern "C" {
 /// `folio_batch_lruvec_relock_c()` with the Rust guard. Not inlined, so that its code can be
 /// compared with the C function's in the disassembly.
 #[inline(never)]
-fn folio_batch_lruvec_relock_rust(unlocked: &mut LruvecUnlocked, batch: &FolioBatch) {
+fn folio_batch_lruvec_relock_rust(unlocked: &mut LruvecUnlocked, batch: &FolioBatch<Referenced>) {
     let mut folios = batch.iter();
     if let Some(first) = folios.next() {
         let Some(mut guard) = unlocked.lock(first) else {
@@ -415,7 +415,7 @@ fn run_relock(rounds: u32, overhead: i64) -> Result {
         "{{\"case\": \"lruvec_relock\", \"order\": 0, \"folios\": {}, \"queued\": false, \
          \"rounds\": {}, \"calls\": {}, \"c_ns\": {}, \"rust_ns\": {}, \"c_mean_ns\": {}, \
          \"rust_mean_ns\": {}, \"clock_ns\": {}}}\n",
-        batch.len(),
+        folios.len,
         rounds,
         CALLS,
         per_batch(c_median),
