@@ -282,7 +282,7 @@ pub mod testing {
     };
 
     /// A folio whose last reference the test dropped, frozen at a reference count of zero as
-    /// the free paths have it: a [`Folio<Unreferenced>`] that the test holds as its freeing path.
+    /// the free paths have it: a `Folio<Unreferenced>` that the test holds as its freeing path.
     /// Dropping it gives it a reference again and puts that, which frees it through
     /// `folio_put()`.
     ///
