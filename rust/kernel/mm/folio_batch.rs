@@ -235,12 +235,9 @@ impl<S: RefState> FolioBatch<S> {
 #[macros::kunit_tests(rust_mm_folio_batch)]
 mod tests {
     use super::*;
-    use crate::{
-        mm::folio::{
-            testing::FrozenFolio,
-            Unreferenced, //
-        },
-        prelude::*, //
+    use crate::mm::folio::{
+        testing::FrozenFolio,
+        Unreferenced, //
     };
 
     #[test]
