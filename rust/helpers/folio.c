@@ -2,7 +2,6 @@
 
 #include <linux/compiler.h>
 #include <linux/gfp.h>
-#include <linux/huge_mm.h>
 #include <linux/mm.h>
 #include <linux/page-flags.h>
 
@@ -62,11 +61,6 @@ __rust_helper void rust_helper_folio_clear_partially_mapped(struct folio *folio)
 	folio_clear_partially_mapped(folio);
 }
 
-__rust_helper struct list_head *rust_helper_folio_deferred_list(struct folio *folio)
-{
-	return &folio->_deferred_list;
-}
-
 /* Whether the folio's deferred split link is empty, read without the lock. */
 __rust_helper bool rust_helper_folio_deferred_list_empty_racy(struct folio *folio)
 {
@@ -79,8 +73,3 @@ __rust_helper bool rust_helper_folio_deferred_list_empty_racy(struct folio *foli
 	return data_race(list_empty(&folio->_deferred_list));
 }
 #endif
-
-__rust_helper void rust_helper_mod_mthp_stat(int order, enum mthp_stat_item item, int delta)
-{
-	mod_mthp_stat(order, item, delta);
-}

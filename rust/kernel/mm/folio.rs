@@ -188,9 +188,14 @@ impl<S: RefState> Folio<S> {
     /// [`Folio::may_be_deferred_split`] is true.
     #[inline]
     pub fn deferred_list(&self) -> *mut bindings::list_head {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio; computing the
-        // address of a field does not access it.
-        unsafe { bindings::folio_deferred_list(self.as_raw()) }
+        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio; taking a field's
+        // address does not access it.
+        unsafe {
+            &raw mut (*self.as_raw())
+                .__bindgen_anon_3
+                .__bindgen_anon_1
+                ._deferred_list
+        }
     }
 
     /// Returns whether the folio's deferred split list link is empty, read without the lock:
