@@ -334,7 +334,16 @@ mod tests {
         ];
         let mut frozen = KVec::new();
         for (nid, queued) in plan {
-            frozen.push(alloc_folio_on(2, nid, queued)?, GFP_KERNEL)?;
+            match alloc_folio_on(2, nid, queued) {
+                Ok(folio) => frozen.push(folio, GFP_KERNEL)?,
+                // No folio of order two on the node, or a speculative reference: nothing to
+                // test, not a failure.
+                Err(e) if e == ENOMEM || e == EBUSY => {
+                    kernel::kunit::mark_skipped(c"cannot allocate, charge and freeze the folios");
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
         }
         let mut batch = FolioBatch::<Unreferenced>::new();
         for folio in frozen.iter() {

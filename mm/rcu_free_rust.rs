@@ -223,9 +223,9 @@ impl PcpGuard<'_> {
 
     /// The folios freed since `closed` was last filled.
     ///
-    /// The list's safe methods could break the guard's invariants (a folio moved between the
-    /// lists without its cookie): only the guard's methods use it, and this module is the
-    /// boundary of that rule.
+    /// The list's methods that change it are unsafe, and a caller could keep their contract
+    /// and still break the guard's invariants (a folio moved between the lists without its
+    /// cookie): only the guard's methods use it, and this module is the boundary of that rule.
     #[inline]
     fn open(&self) -> &FolioList<Unreferenced> {
         // SAFETY: By the type invariants, `pcp` is valid and its lock, which protects the list

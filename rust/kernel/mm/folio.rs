@@ -43,8 +43,9 @@ pub trait RefState: private::Sealed {}
 /// };
 ///
 /// /// Would take a reference to a folio on its way to the page allocator.
+/// // error[E0277]: `Folio<Unreferenced>` is not `AlwaysRefCounted`, which `ARef` requires.
 /// fn revive(folio: &Folio<Unreferenced>) -> ARef<Folio<Unreferenced>> {
-///     ARef::from(folio) // error[E0277]: not `AlwaysRefCounted`
+///     ARef::from(folio)
 /// }
 /// ```
 pub enum Unreferenced {}
@@ -261,11 +262,10 @@ impl<S: RefState> Folio<S> {
     }
 }
 
-/// Folios for the KUnit tests of the mm abstractions and of their users in mm/: not an interface.
-/// Public (hidden) as those users are crates of their own, whose KUnit options depend on this
-/// one.
+/// Folios for the KUnit tests of the mm abstractions and of their users in mm/: KUnit only
+/// (`CONFIG_RUST_MM_KUNIT_TEST`), not an interface. Public as those users are crates of their
+/// own, whose KUnit options depend on this one.
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
-#[doc(hidden)]
 pub mod testing {
     use super::{
         Folio,
@@ -276,6 +276,7 @@ pub mod testing {
         error::{
             code::{
                 EBUSY,
+                EINVAL,
                 ENOMEM, //
             },
             Result, //
@@ -299,8 +300,12 @@ pub mod testing {
 
     impl FrozenFolio {
         /// Allocates a folio of `order` with `folio_alloc()` (not charged to a memory cgroup)
-        /// and freezes it.
+        /// and freezes it. Returns `Err(EINVAL)` for an order above `MAX_PAGE_ORDER`, which
+        /// the page allocator would warn about.
         pub fn alloc(order: u32) -> Result<Self> {
+            if order > bindings::MAX_PAGE_ORDER {
+                return Err(EINVAL);
+            }
             // SAFETY: `GFP_KERNEL` may sleep, as a test may; no other requirement.
             let folio = unsafe { bindings::folio_alloc(bindings::GFP_KERNEL, order) };
             let folio = NonNull::new(folio).ok_or(ENOMEM)?;
@@ -358,13 +363,40 @@ mod tests {
         testing::FrozenFolio,
         *, //
     };
-    use crate::prelude::*;
+    use crate::{
+        kunit::mark_skipped,
+        mm::memcg,
+        prelude::*, //
+    };
+
+    /// A folio of order two on node `nid`, charged to the current memory cgroup as page faults
+    /// charge anonymous folios (the root one when KUnit runs the test at boot), then frozen.
+    /// `None` when it cannot be allocated, charged or frozen, which says nothing of the code
+    /// under test.
+    fn alloc_charged_on(nid: i32) -> Option<FrozenFolio> {
+        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE;
+        // SAFETY: The caller passes a node with memory, online.
+        let folio = NonNull::new(unsafe { bindings::__folio_alloc_node(gfp, 2, nid) })?;
+        // SAFETY: A new, unmapped folio whose only reference we own.
+        let ret = unsafe {
+            bindings::mem_cgroup_charge(folio.as_ptr(), core::ptr::null_mut(), bindings::GFP_KERNEL)
+        };
+        if ret != 0 {
+            // SAFETY: We own the folio's only reference, which this puts: the folio is freed.
+            unsafe { bindings::folio_put(folio.as_ptr()) };
+            return None;
+        }
+        // SAFETY: We own the folio's only reference, and give it up.
+        unsafe { FrozenFolio::freeze(folio) }.ok()
+    }
 
     /// The queries of a folio that its freeing path holds, at a reference count of zero.
     #[test]
     fn frozen_folio_queries() -> Result {
-        let small = FrozenFolio::alloc(0)?;
-        let large = FrozenFolio::alloc(2)?;
+        let (Ok(small), Ok(large)) = (FrozenFolio::alloc(0), FrozenFolio::alloc(2)) else {
+            mark_skipped(c"cannot allocate and freeze the folios");
+            return Ok(());
+        };
         assert_eq!((small.order(), small.nr_pages()), (0, 1));
         assert_eq!((large.order(), large.nr_pages()), (2, 4));
         assert_eq!((small.ref_count(), large.ref_count()), (0, 0));
@@ -392,6 +424,20 @@ mod tests {
             large.memcg(&rcu).is_some()
         };
         assert!(!memcg && !large.is_memcg_charged());
+
+        // Charged: a memcg, unless the memory controller is disabled. On the node asked for.
+        let nid = small.nid();
+        let Some(charged) = alloc_charged_on(nid) else {
+            mark_skipped(c"cannot allocate, charge and freeze a folio");
+            return Ok(());
+        };
+        let memcg = {
+            let rcu = rcu::read_lock();
+            charged.memcg(&rcu).is_some()
+        };
+        let enabled = !memcg::is_disabled();
+        assert_eq!((charged.nid(), charged.order()), (nid, 2));
+        assert_eq!((memcg, charged.is_memcg_charged()), (enabled, enabled));
         Ok(())
     }
 }

@@ -242,7 +242,10 @@ mod tests {
 
     #[test]
     fn push_until_full() -> Result {
-        let folio = FrozenFolio::alloc(2)?;
+        let Ok(folio) = FrozenFolio::alloc(2) else {
+            crate::kunit::mark_skipped(c"cannot allocate and freeze a folio");
+            return Ok(());
+        };
         let mut batch = FolioBatch::<Unreferenced>::new();
         for n in 1..=FOLIO_BATCH_SIZE {
             // SAFETY: `folio` stays frozen until after the batch is dropped.
@@ -270,10 +273,14 @@ mod tests {
     }
 
     /// A batch whose count C left above the array's size yields no folio, neither the entries
-    /// of its array nor what lies past it, and warns (once per boot).
+    /// of its array nor what lies past it. It also warns, once per boot: a second run of the
+    /// suite is quiet, so only "no more than once" is checked, not the warning itself.
     #[test]
     fn bad_count_stays_in_the_array() -> Result {
-        let folio = FrozenFolio::alloc(0)?;
+        let Ok(folio) = FrozenFolio::alloc(0) else {
+            crate::kunit::mark_skipped(c"cannot allocate and freeze a folio");
+            return Ok(());
+        };
         let mut batch = FolioBatch::<Unreferenced>::new();
         for _ in 0..FOLIO_BATCH_SIZE {
             // SAFETY: `folio` stays frozen until after the batch is dropped.
@@ -298,8 +305,7 @@ mod tests {
             warned
         };
         assert_eq!((len, seen, all_ours), (0, 0, true));
-        // Once per boot (a second run of the suite is quiet), and not at all without
-        // `CONFIG_BUG`.
+        // At most once (not at all without `CONFIG_BUG`).
         assert!(warned <= i32::from(cfg!(CONFIG_BUG)));
         Ok(())
     }

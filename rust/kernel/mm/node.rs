@@ -10,7 +10,7 @@ use crate::bindings;
 ///
 /// Always 1 without `CONFIG_NUMA`.
 #[inline]
-pub fn nr_node_ids() -> u32 {
+pub(crate) fn nr_node_ids() -> u32 {
     #[cfg(CONFIG_NUMA)]
     // SAFETY: `nr_node_ids` is set during early boot, before any Rust code runs, and never
     // changes after.
@@ -57,10 +57,9 @@ fn has_memory(nid: i32) -> bool {
 
 /// Returns the nodes that have memory, in order: `for_each_node_state(nid, N_MEMORY)`.
 ///
-/// For the KUnit tests, which allocate folios on them: built only with them, and public (hidden)
-/// for the tests of mm/, which are crates of their own.
+/// KUnit only (`CONFIG_RUST_MM_KUNIT_TEST`): for the tests that allocate folios on each node,
+/// here and in mm/ (crates of their own, whose KUnit options depend on that one).
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
-#[doc(hidden)]
 pub fn nodes_with_memory() -> impl Iterator<Item = i32> {
     // CAST: `nr_node_ids` is at most `MAX_NUMNODES`, which fits in `i32`.
     (0..nr_node_ids() as i32).filter(|&nid| has_memory(nid))
