@@ -259,15 +259,19 @@ mod tests {
         node::nodes_with_memory, //
     };
 
-    /// A folio of `order` on node `nid`, which must have memory, charged and, if `queued`,
+    /// A folio of `order` on node `nid` (`EINVAL` if it has no memory), charged and, if `queued`,
     /// queued as partially mapped, as rmap does; then frozen, as the free paths have it.
     fn alloc_folio_on(order: u32, nid: i32, queued: bool) -> Result<FrozenFolio> {
-        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE;
-        // SAFETY: The callers pass nodes with memory, online.
+        if !nodes_with_memory().any(|n| n == nid) {
+            return Err(EINVAL);
+        }
+        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE | bindings::__GFP_NOWARN;
+        // SAFETY: `nid` is a node with memory, a valid node id.
         let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
         let folio = NonNull::new(folio).ok_or(ENOMEM)?;
-        // SAFETY: A new, unmapped folio: charge it to the current (root) memory cgroup, as page
-        // faults charge anonymous folios.
+        // SAFETY: A new, unmapped folio, not charged yet (no `__GFP_ACCOUNT`): charged with no
+        // mm, as page cache insertion charges them; KUnit runs a case in a kernel thread without
+        // an mm, so to the root memory cgroup.
         let ret = unsafe {
             bindings::mem_cgroup_charge(folio.as_ptr(), core::ptr::null_mut(), bindings::GFP_KERNEL)
         };

@@ -189,8 +189,9 @@ impl<S: RefState> Folio<S> {
     /// [`Folio::may_be_deferred_split`] is true.
     #[inline]
     pub fn deferred_list(&self) -> *mut bindings::list_head {
-        // SAFETY: By the type invariants, `self.as_raw()` is a valid folio; taking a field's
-        // address does not access it.
+        // SAFETY: The field is inside `*self.as_raw()`, the `struct folio` (four `struct page`s)
+        // that `&self` covers by the type invariants, large folio or not; taking its address does
+        // not access it.
         unsafe {
             &raw mut (*self.as_raw())
                 .__bindgen_anon_3
@@ -369,15 +370,17 @@ mod tests {
         prelude::*, //
     };
 
-    /// A folio of order two on node `nid`, charged to the current memory cgroup as page faults
-    /// charge anonymous folios (the root one when KUnit runs the test at boot), then frozen.
-    /// `None` when it cannot be allocated, charged or frozen, which says nothing of the code
-    /// under test.
-    fn alloc_charged_on(nid: i32) -> Option<FrozenFolio> {
-        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE;
-        // SAFETY: The caller passes a node with memory, online.
-        let folio = NonNull::new(unsafe { bindings::__folio_alloc_node(gfp, 2, nid) })?;
-        // SAFETY: A new, unmapped folio whose only reference we own.
+    /// A folio of order two on the node of `like`, charged with `mem_cgroup_charge(folio, NULL,
+    /// ...)` as page cache insertion charges them, then frozen. KUnit runs a case in a kernel
+    /// thread, without an mm: the charge goes to the root memory cgroup, whoever started the
+    /// run. `None` when it cannot be allocated, charged or frozen, which says nothing of the
+    /// code under test.
+    fn alloc_charged_like(like: &Folio<Unreferenced>) -> Option<FrozenFolio> {
+        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE | bindings::__GFP_NOWARN;
+        // SAFETY: `like` is a folio on the node: a valid node id, of a node with memory.
+        let folio = NonNull::new(unsafe { bindings::__folio_alloc_node(gfp, 2, like.nid()) })?;
+        // SAFETY: A new, unmapped folio whose only reference we own, not charged yet (no
+        // `__GFP_ACCOUNT`).
         let ret = unsafe {
             bindings::mem_cgroup_charge(folio.as_ptr(), core::ptr::null_mut(), bindings::GFP_KERNEL)
         };
@@ -424,20 +427,37 @@ mod tests {
             large.memcg(&rcu).is_some()
         };
         assert!(!memcg && !large.is_memcg_charged());
+        Ok(())
+    }
 
-        // Charged: a memcg, unless the memory controller is disabled. On the node asked for.
-        let nid = small.nid();
-        let Some(charged) = alloc_charged_on(nid) else {
+    /// A charged folio has the memcg it was charged to, the root one here (not its objcg, nor
+    /// anything else `memcg_data` points to), unless the memory controller is disabled. On the
+    /// node asked for.
+    #[test]
+    fn charged_folio_memcg() -> Result {
+        let Ok(small) = FrozenFolio::alloc(0) else {
+            mark_skipped(c"cannot allocate and freeze a folio");
+            return Ok(());
+        };
+        let Some(charged) = alloc_charged_like(&small) else {
             mark_skipped(c"cannot allocate, charge and freeze a folio");
             return Ok(());
         };
         let memcg = {
             let rcu = rcu::read_lock();
-            charged.memcg(&rcu).is_some()
+            charged.memcg(&rcu).map(MemCgroup::as_raw)
         };
         let enabled = !memcg::is_disabled();
-        assert_eq!((charged.nid(), charged.order()), (nid, 2));
-        assert_eq!((memcg, charged.is_memcg_charged()), (enabled, enabled));
+        assert_eq!((charged.nid(), charged.order()), (small.nid(), 2));
+        assert_eq!(
+            (memcg.is_some(), charged.is_memcg_charged()),
+            (enabled, enabled)
+        );
+        #[cfg(CONFIG_MEMCG)]
+        if let Some(memcg) = memcg {
+            // SAFETY: `root_mem_cgroup` is set at boot, before any test runs, and never changes.
+            assert!(core::ptr::eq(memcg, unsafe { bindings::root_mem_cgroup }));
+        }
         Ok(())
     }
 }

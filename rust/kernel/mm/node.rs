@@ -30,7 +30,7 @@ pub(crate) fn nr_node_ids() -> u32 {
 /// kernel (a list_lru's sublists, for one) exists for those only.
 ///
 /// The set of possible nodes is fixed at boot. False for a node id that is not below
-/// [`nr_node_ids()`].
+/// `nr_node_ids`.
 #[inline]
 pub fn is_possible(nid: i32) -> bool {
     if !u32::try_from(nid).is_ok_and(|nid| nid < nr_node_ids()) {
@@ -43,7 +43,7 @@ pub fn is_possible(nid: i32) -> bool {
 /// Returns whether node `nid` has memory: `node_state(nid, N_MEMORY)`.
 ///
 /// Memory hotplug changes it at any time: the answer may be stale as soon as it is given. False
-/// for a node id that is not below [`nr_node_ids()`].
+/// for a node id that is not below `nr_node_ids`.
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
 #[inline]
 fn has_memory(nid: i32) -> bool {
