@@ -20,7 +20,7 @@ struct list_lru;
  * uncharged (see __folio_unqueue_deferred_split() for why), without the
  * lruvec lock: the deferred split queue has its own lock.
  *
- * With CONFIG_MM_RUST_DEFERRED_SPLIT it is mm/deferred_split.rs.
+ * With CONFIG_DEFERRED_SPLIT_RUST it is mm/deferred_split.rs.
  *
  * Context: Any context that may take a spinlock with irqsave; the lruvec
  * lock must not be held.

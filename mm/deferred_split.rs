@@ -246,46 +246,35 @@ pub unsafe extern "C" fn folio_batch_unqueue_deferred_split(fbatch: *mut binding
     unsafe { unqueue_batch(batch) };
 }
 
-#[cfg(CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST)]
+#[cfg(CONFIG_DEFERRED_SPLIT_RUST_KUNIT_TEST)]
 #[kunit_tests(rust_mm_deferred_split)]
 mod tests {
     use super::*;
-    use core::ptr::NonNull;
     use kernel::mm::{
         folio::{
-            testing::FrozenFolio,
+            testing::{
+                ChargedFolio,
+                FrozenFolio, //
+            },
             RefState, //
         },
         node::nodes_with_memory, //
     };
 
-    /// A folio of `order` on node `nid` (`EINVAL` if it has no memory), charged and, if `queued`,
-    /// queued as partially mapped, as rmap does; then frozen, as the free paths have it.
+    /// A folio of `order` on node `nid` (`EINVAL` if it has no memory), charged to the root
+    /// memory cgroup ([`ChargedFolio::alloc_on()`]) and, if `queued`, queued as partially
+    /// mapped, as rmap does; then frozen, as the free paths have it.
     fn alloc_folio_on(order: u32, nid: i32, queued: bool) -> Result<FrozenFolio> {
         if !nodes_with_memory().any(|n| n == nid) {
             return Err(EINVAL);
         }
-        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE | bindings::__GFP_NOWARN;
-        // SAFETY: `nid` is a node with memory, a valid node id.
-        let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
-        let folio = NonNull::new(folio).ok_or(ENOMEM)?;
-        // SAFETY: A new, unmapped folio, not charged yet (no `__GFP_ACCOUNT`): charged with no
-        // mm, as page cache insertion charges them; KUnit runs a case in a kernel thread without
-        // an mm, so to the root memory cgroup.
-        let ret = unsafe {
-            bindings::mem_cgroup_charge(folio.as_ptr(), core::ptr::null_mut(), bindings::GFP_KERNEL)
-        };
-        if ret != 0 {
-            // SAFETY: We own the folio's only reference, which this puts: the folio is freed.
-            unsafe { bindings::folio_put(folio.as_ptr()) };
-            return Err(Error::from_errno(ret));
-        }
+        // SAFETY: `nid` is a node with memory.
+        let folio = unsafe { ChargedFolio::alloc_on(order, nid) }?;
         if queued {
             // SAFETY: A valid large folio with a reference.
             unsafe { bindings::deferred_split_folio(folio.as_ptr(), true) };
         }
-        // SAFETY: We own the folio's only reference, and give it up.
-        unsafe { FrozenFolio::freeze(folio) }
+        folio.freeze()
     }
 
     /// The queue, once [`thp_ready()`] said it is initialised.

@@ -5,7 +5,7 @@
 base, series with the lockless reads off, and series with them on; where
 there is a series-c boot, the series kernel built with the C
 implementations instead of the Rust ones (CONFIG_PAGE_RCU_FREE_RUST=n,
-CONFIG_MM_RUST_DEFERRED_SPLIT=n), in columns "series (C)" next to the
+CONFIG_DEFERRED_SPLIT_RUST=n), in columns "series (C)" next to the
 series' and their ratio Rust/C.
 
 Usage: bench_count_report.py [--need-both] OUT_PREFIX RUN_DIR...
@@ -227,7 +227,7 @@ SHORT = {"c-off": "C off", "c-on": "C on", "c": "C"}
 RUST_C = (("series-off", "c-off", "off"), ("series-on", "c-on", "on"), ("series", "c", "all"))
 C_NOTE = ("series (C): the series kernel built with the C implementations instead of the Rust ones"
           " (CONFIG_PAGE_RCU_FREE_RUST=n: the C deferred free engine, mm/rcu_free.c;"
-          " CONFIG_MM_RUST_DEFERRED_SPLIT=n: the C batch unqueue), same boot and workloads as the"
+          " CONFIG_DEFERRED_SPLIT_RUST=n: the C batch unqueue), same boot and workloads as the"
           " series'.")
 
 

@@ -61,7 +61,7 @@ fi
 # that depend on RUST) only where Rust is on.
 skip='^$'
 grep -q '^CONFIG_KUNIT=y' "$tmp/.config" || skip="$skip|_KUNIT_TEST "
-grep -q '^CONFIG_RUST=y' "$tmp/.config" || skip="$skip|^CONFIG_(MM_RUST_|RUST_|PAGE_RCU_FREE|FILEMAP_NOLOCK)"
+grep -q '^CONFIG_RUST=y' "$tmp/.config" || skip="$skip|^CONFIG_(DEFERRED_SPLIT_RUST|RUST_|PAGE_RCU_FREE|FILEMAP_NOLOCK)"
 # A later fragment overrides an earlier one: the last value counts.
 bad=$(cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)$/\1 \2/p' |
 	tac | awk '!seen[$1]++' | tac | grep -Ev "$skip" |

@@ -52,7 +52,7 @@ HUNK_FUNC = re.compile(r"^@@ [^@]* @@.*?\b(?P<name>[a-z_][a-z0-9_]*)\(")
 SUITES = {
     "RUST_MM_KUNIT_TEST": ["rust_mm_folio", "rust_mm_folio_batch", "rust_mm_folio_list",
                            "rust_mm_list_lru", "rust_mm_lruvec"],
-    "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST": ["rust_mm_deferred_split"],
+    "DEFERRED_SPLIT_RUST_KUNIT_TEST": ["rust_mm_deferred_split"],
     "DEFERRED_SPLIT_KUNIT_TEST": ["deferred_split"],
     "PAGE_RCU_FREE_KUNIT_TEST": ["rcu_free"],
     "FILEMAP_NOLOCK_KUNIT_TEST": ["filemap_nolock"],

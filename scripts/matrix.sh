@@ -59,7 +59,7 @@ entry() {
 	small)
 		E_CONFIG=matrix-small
 		E_WHAT="x86_64, Rust; !NUMA !MEMCG !SWAP !CMA !MEMORY_FAILURE !MEMORY_HOTPLUG !DEBUG_FS; build"
-		E_WANT="RUST=y MM_RUST_DEFERRED_SPLIT=y PAGE_RCU_FREE=y NUMA=n MEMCG=n SWAP=n CMA=n MEMORY_FAILURE=n MEMORY_HOTPLUG=n DEBUG_FS=n"
+		E_WANT="RUST=y DEFERRED_SPLIT_RUST=y PAGE_RCU_FREE=y NUMA=n MEMCG=n SWAP=n CMA=n MEMORY_FAILURE=n MEMORY_HOTPLUG=n DEBUG_FS=n"
 		;;
 	nothp)
 		E_CONFIG=matrix-nothp
@@ -69,13 +69,13 @@ entry() {
 	up)
 		E_KIND=boot E_CONFIG=up E_SMP=1
 		E_WHAT="x86_64, Rust; NR_CPUS=1 !SMP (FORCE_NR_CPUS, TINY_RCU) !NUMA; boot: the stresses"
-		E_WANT="RUST=y MM_RUST_DEFERRED_SPLIT=y PAGE_RCU_FREE=y SMP=n NR_CPUS=1 FORCE_NR_CPUS=y TINY_RCU=y NUMA=n"
+		E_WANT="RUST=y DEFERRED_SPLIT_RUST=y PAGE_RCU_FREE=y SMP=n NR_CPUS=1 FORCE_NR_CPUS=y TINY_RCU=y NUMA=n"
 		E_TESTS=pagecache_read_stress-tmpfs,rcu_free_test-quick
 		;;
 	i386)
 		E_CONFIG=matrix-i386
 		E_WHAT="i386 (PAE), no Rust: the C fallbacks; build, 0 warnings"
-		E_WANT="X86_32=y RUST=n PAGE_RCU_FREE=n MM_RUST_DEFERRED_SPLIT=n TRANSPARENT_HUGEPAGE=y"
+		E_WANT="X86_32=y RUST=n PAGE_RCU_FREE=n DEFERRED_SPLIT_RUST=n TRANSPARENT_HUGEPAGE=y"
 		E_FLAGS=(--series-off --zero-warnings
 			--need-symbol mm/folio.o:folio_batch_unqueue_deferred_split
 			--need-symbol '!mm/filemap.o:filemap_read_nolock')
@@ -83,14 +83,14 @@ entry() {
 	norcufree)
 		E_KIND=boot E_CONFIG=matrix-norcufree
 		E_WHAT="x86_64, Rust, test kernel; PAGE_RCU_FREE=n, MGLRU on from boot; boot: KUnit, deferred_split_stress"
-		E_WANT="RUST=y MM_RUST_DEFERRED_SPLIT=y MM_RUST_DEFERRED_SPLIT_KUNIT_TEST=y PAGE_RCU_FREE=n LRU_GEN_ENABLED=y"
+		E_WANT="RUST=y DEFERRED_SPLIT_RUST=y DEFERRED_SPLIT_RUST_KUNIT_TEST=y PAGE_RCU_FREE=n LRU_GEN_ENABLED=y"
 		E_TESTS=deferred_split_stress
 		E_SMP=4
 		;;
 	gcc)
 		E_KIND=boot E_CONFIG=matrix-gcc
 		E_WHAT="x86_64, GCC, no Rust, test kernel: the C unqueue and the C deferred free; boot: KUnit, the split, lockless-read and deferred-free tests"
-		E_WANT="CC_IS_GCC=y RUST=n PAGE_RCU_FREE=y PAGE_RCU_FREE_RUST=n MM_RUST_DEFERRED_SPLIT=n PAGE_RCU_FREE_KUNIT_TEST=y DEFERRED_SPLIT_KUNIT_TEST=y FILEMAP_NOLOCK_KUNIT_TEST=y KASAN=y"
+		E_WANT="CC_IS_GCC=y RUST=n PAGE_RCU_FREE=y PAGE_RCU_FREE_RUST=n DEFERRED_SPLIT_RUST=n PAGE_RCU_FREE_KUNIT_TEST=y DEFERRED_SPLIT_KUNIT_TEST=y FILEMAP_NOLOCK_KUNIT_TEST=y KASAN=y"
 		E_TESTS=split_huge_page_test,folio_split_race_test,deferred_split_stress,rcu_free_test,pagecache_read_stress-ext2,pagecache_read_stress-tmpfs,pagecache_read_stress-hugetmpfs,pagecache_split_read_test
 		E_SMP=4
 		;;
@@ -116,7 +116,7 @@ entry() {
 	arm64)
 		E_KIND=boot E_CONFIG=matrix-arm64
 		E_WHAT="arm64, LLVM, Rust (ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE); boot (TCG): KUnit, pagecache_read_stress, flush_dcache_check"
-		E_WANT="ARM64=y RUST=y MM_RUST_DEFERRED_SPLIT=y PAGE_RCU_FREE=y FILEMAP_NOLOCK_KUNIT_TEST=y KPROBE_EVENTS=y"
+		E_WANT="ARM64=y RUST=y DEFERRED_SPLIT_RUST=y PAGE_RCU_FREE=y FILEMAP_NOLOCK_KUNIT_TEST=y KPROBE_EVENTS=y"
 		E_TESTS=pagecache_read_stress-tmpfs,pagecache_read_stress-ext2,flush_dcache_check-tmpfs,flush_dcache_check-ext2
 		;;
 	w1-sparse)
@@ -137,7 +137,7 @@ entry() {
 	test)
 		E_KIND=boot E_CONFIG=test E_SMP=4
 		E_WHAT="x86_64, the test kernel of make check (MGLRU built in, on and off at run time); boot: every test"
-		E_WANT="RUST=y MM_RUST_DEFERRED_SPLIT=y PAGE_RCU_FREE=y LRU_GEN=y"
+		E_WANT="RUST=y DEFERRED_SPLIT_RUST=y PAGE_RCU_FREE=y LRU_GEN=y"
 		;;
 	*) return 1 ;;
 	esac

@@ -20,7 +20,7 @@ obj=$(obj_dir "$CONFIG")
 kernel=$obj/arch/x86/boot/bzImage
 [ -f "$kernel" ] || die "no kernel at $kernel; run 'make build CONFIG=$CONFIG' first"
 name=$(basename "$obj" | sed 's/^obj-//')
-for opt in CONFIG_MODULES CONFIG_RUST CONFIG_MM_RUST_DEFERRED_SPLIT; do
+for opt in CONFIG_MODULES CONFIG_RUST CONFIG_DEFERRED_SPLIT_RUST; do
 	grep -qx "$opt=y" "$obj/.config" && continue
 	# `make check` asks for the modules where the configuration has them.
 	if [ "${MODULE_OPTIONAL:-0}" = 1 ]; then

@@ -4,7 +4,7 @@
  *
  * Included from mm/huge_memory.c, for deferred_split_lru. The unqueue cases
  * run on every implementation built: the C one, and with
- * CONFIG_MM_RUST_DEFERRED_SPLIT the Rust one (mm/deferred_split.rs), which
+ * CONFIG_DEFERRED_SPLIT_RUST the Rust one (mm/deferred_split.rs), which
  * is folio_batch_unqueue_deferred_split() then. They check what the test's
  * own folios do, never the queue's length: THPs of others may be queued and
  * unqueued meanwhile.
@@ -19,7 +19,7 @@ struct deferred_split_impl {
 	bool counts;
 };
 
-#ifdef CONFIG_MM_RUST_DEFERRED_SPLIT
+#ifdef CONFIG_DEFERRED_SPLIT_RUST
 static unsigned int deferred_split_unqueue_rust(struct folio_batch *fbatch)
 {
 	folio_batch_unqueue_deferred_split(fbatch);
@@ -29,7 +29,7 @@ static unsigned int deferred_split_unqueue_rust(struct folio_batch *fbatch)
 
 static const struct deferred_split_impl deferred_split_impls[] = {
 	{ "C", __folio_batch_unqueue_deferred_split, true },
-#ifdef CONFIG_MM_RUST_DEFERRED_SPLIT
+#ifdef CONFIG_DEFERRED_SPLIT_RUST
 	{ "Rust", deferred_split_unqueue_rust, false },
 #endif
 };

@@ -19,8 +19,8 @@ SERIES_CONFIG = """\
 CONFIG_RUST=y
 CONFIG_KUNIT=y
 CONFIG_RUST_MM_KUNIT_TEST=y
-CONFIG_MM_RUST_DEFERRED_SPLIT=y
-# CONFIG_MM_RUST_DEFERRED_SPLIT_KUNIT_TEST is not set
+CONFIG_DEFERRED_SPLIT_RUST=y
+# CONFIG_DEFERRED_SPLIT_RUST_KUNIT_TEST is not set
 CONFIG_DEFERRED_SPLIT_KUNIT_TEST=y
 CONFIG_PAGE_RCU_FREE=y
 CONFIG_PAGE_RCU_FREE_KUNIT_TEST=y
@@ -32,8 +32,8 @@ CONFIG_CMDLINE="a b"
 
 def test_series_options_come_from_the_patches():
     opts = matrix.series_options()
-    for o in ("MM_RUST_DEFERRED_SPLIT", "PAGE_RCU_FREE", "FILEMAP_NOLOCK_KUNIT_TEST",
-              "PAGE_RCU_FREE_KUNIT_TEST", "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST", "RUST_MM_KUNIT_TEST",
+    for o in ("DEFERRED_SPLIT_RUST", "PAGE_RCU_FREE", "FILEMAP_NOLOCK_KUNIT_TEST",
+              "PAGE_RCU_FREE_KUNIT_TEST", "DEFERRED_SPLIT_RUST_KUNIT_TEST", "RUST_MM_KUNIT_TEST",
               "PAGE_RCU_FREE_RUST", "DEFERRED_SPLIT_KUNIT_TEST"):
         assert o in opts
     assert "TRANSPARENT_HUGEPAGE" not in opts  # upstream's, only touched
@@ -49,7 +49,7 @@ def test_series_options_of_a_patch(tmp_path):
 def test_parse_config():
     c = matrix.parse_config(SERIES_CONFIG)
     assert c["RUST"] == "y"
-    assert c["MM_RUST_DEFERRED_SPLIT_KUNIT_TEST"] == "n"
+    assert c["DEFERRED_SPLIT_RUST_KUNIT_TEST"] == "n"
     assert c["NR_CPUS"] == "1"
     assert c["CMDLINE"] == "a b"
     assert matrix.option_state(c, ["PAGE_RCU_FREE", "ABSENT"]) == {"PAGE_RCU_FREE": "y", "ABSENT": "n"}
@@ -58,8 +58,8 @@ def test_parse_config():
 def test_check_wanted():
     c = matrix.parse_config(SERIES_CONFIG)
     assert matrix.check_wanted(c, "RUST=y PAGE_RCU_FREE=y NR_CPUS=1 NUMA=n") == []
-    assert matrix.check_wanted(c, "CONFIG_NUMA=y MM_RUST_DEFERRED_SPLIT_KUNIT_TEST=y") == [
-        "NUMA=y (got n)", "MM_RUST_DEFERRED_SPLIT_KUNIT_TEST=y (got n)"]
+    assert matrix.check_wanted(c, "CONFIG_NUMA=y DEFERRED_SPLIT_RUST_KUNIT_TEST=y") == [
+        "NUMA=y (got n)", "DEFERRED_SPLIT_RUST_KUNIT_TEST=y (got n)"]
 
 
 def test_expected_suites():

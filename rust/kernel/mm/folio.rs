@@ -280,12 +280,17 @@ pub mod testing {
                 EINVAL,
                 ENOMEM, //
             },
+            Error,
             Result, //
         }, //
     };
     use core::{
+        mem::ManuallyDrop,
         ops::Deref,
-        ptr::NonNull, //
+        ptr::{
+            self,
+            NonNull, //
+        }, //
     };
 
     /// A folio whose last reference the test dropped, frozen at a reference count of zero as
@@ -355,13 +360,81 @@ pub mod testing {
             }
         }
     }
+
+    /// A new folio charged to a memory cgroup, whose only reference the test owns: what a
+    /// test queues or maps before it freezes the folio. Dropping it puts the reference, which
+    /// frees the folio.
+    ///
+    /// # Invariants
+    ///
+    /// A valid folio, charged, whose only reference this value owns.
+    pub struct ChargedFolio(NonNull<bindings::folio>);
+
+    impl ChargedFolio {
+        /// Allocates a folio of `order` on node `nid` (`__GFP_THISNODE`) and charges it with
+        /// `mem_cgroup_charge(folio, NULL, ...)`, as page cache insertion charges folios. KUnit
+        /// runs a case in a kernel thread, without an mm, so the charge goes to the root memory
+        /// cgroup, whoever started the run. Returns `Err(EINVAL)` for an order above
+        /// `MAX_PAGE_ORDER`, `Err(ENOMEM)` if the node has no free folio of that order, or the
+        /// charge's error.
+        ///
+        /// # Safety
+        ///
+        /// `nid` must be the id of a node with memory.
+        pub unsafe fn alloc_on(order: u32, nid: i32) -> Result<Self> {
+            if order > bindings::MAX_PAGE_ORDER {
+                return Err(EINVAL);
+            }
+            let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE | bindings::__GFP_NOWARN;
+            // SAFETY: The caller guarantees that `nid` is a node with memory, a valid node id.
+            let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
+            let folio = NonNull::new(folio).ok_or(ENOMEM)?;
+            // SAFETY: A new, unmapped folio whose only reference we own, not charged yet (no
+            // `__GFP_ACCOUNT`).
+            let ret = unsafe {
+                bindings::mem_cgroup_charge(folio.as_ptr(), ptr::null_mut(), bindings::GFP_KERNEL)
+            };
+            if ret != 0 {
+                // SAFETY: We own the folio's only reference, which this puts: the folio is freed.
+                unsafe { bindings::folio_put(folio.as_ptr()) };
+                return Err(Error::from_errno(ret));
+            }
+            // INVARIANT: A new folio, charged, whose only reference we own.
+            Ok(Self(folio))
+        }
+
+        /// The folio, for the C functions that take one with a reference held
+        /// (`deferred_split_folio()`).
+        pub fn as_ptr(&self) -> *mut bindings::folio {
+            self.0.as_ptr()
+        }
+
+        /// Drops the reference and freezes the folio: see [`FrozenFolio::freeze`], whose
+        /// `Err(EBUSY)` this returns.
+        pub fn freeze(self) -> Result<FrozenFolio> {
+            let folio = ManuallyDrop::new(self).0;
+            // SAFETY: By the type invariants, `folio` is valid, and we own its only reference,
+            // which `ManuallyDrop` gives up to `freeze()`.
+            unsafe { FrozenFolio::freeze(folio) }
+        }
+    }
+
+    impl Drop for ChargedFolio {
+        fn drop(&mut self) {
+            // SAFETY: By the type invariants, we own a reference, which this puts.
+            unsafe { bindings::folio_put(self.0.as_ptr()) };
+        }
+    }
 }
 
 #[cfg(CONFIG_RUST_MM_KUNIT_TEST)]
 #[macros::kunit_tests(rust_mm_folio)]
 mod tests {
     use super::{
-        testing::FrozenFolio,
+        testing::{
+            ChargedFolio,
+            FrozenFolio, //
+        },
         *, //
     };
     use crate::{
@@ -369,29 +442,6 @@ mod tests {
         mm::memcg,
         prelude::*, //
     };
-
-    /// A folio of order two on the node of `like`, charged with `mem_cgroup_charge(folio, NULL,
-    /// ...)` as page cache insertion charges them, then frozen. KUnit runs a case in a kernel
-    /// thread, without an mm: the charge goes to the root memory cgroup, whoever started the
-    /// run. `None` when it cannot be allocated, charged or frozen, which says nothing of the
-    /// code under test.
-    fn alloc_charged_like(like: &Folio<Unreferenced>) -> Option<FrozenFolio> {
-        let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE | bindings::__GFP_NOWARN;
-        // SAFETY: `like` is a folio on the node: a valid node id, of a node with memory.
-        let folio = NonNull::new(unsafe { bindings::__folio_alloc_node(gfp, 2, like.nid()) })?;
-        // SAFETY: A new, unmapped folio whose only reference we own, not charged yet (no
-        // `__GFP_ACCOUNT`).
-        let ret = unsafe {
-            bindings::mem_cgroup_charge(folio.as_ptr(), core::ptr::null_mut(), bindings::GFP_KERNEL)
-        };
-        if ret != 0 {
-            // SAFETY: We own the folio's only reference, which this puts: the folio is freed.
-            unsafe { bindings::folio_put(folio.as_ptr()) };
-            return None;
-        }
-        // SAFETY: We own the folio's only reference, and give it up.
-        unsafe { FrozenFolio::freeze(folio) }.ok()
-    }
 
     /// The queries of a folio that its freeing path holds, at a reference count of zero.
     #[test]
@@ -439,9 +489,16 @@ mod tests {
             mark_skipped(c"cannot allocate and freeze a folio");
             return Ok(());
         };
-        let Some(charged) = alloc_charged_like(&small) else {
-            mark_skipped(c"cannot allocate, charge and freeze a folio");
-            return Ok(());
+        // SAFETY: `small` is a folio on the node, which has memory.
+        let charged = match unsafe { ChargedFolio::alloc_on(2, small.nid()) }
+            .and_then(ChargedFolio::freeze)
+        {
+            Ok(charged) => charged,
+            Err(e) if e == ENOMEM || e == EBUSY => {
+                mark_skipped(c"cannot allocate, charge and freeze a folio");
+                return Ok(());
+            }
+            Err(e) => return Err(e),
         };
         let memcg = {
             let rcu = rcu::read_lock();
