@@ -10,15 +10,19 @@ who looks after which file; SENDER is "Name <email>" of whoever sends it.
 Each MAIL (git format-patch output) gets, in its headers:
 
   To: the maintainers of the files it touches
-      (get_maintainer.pl --nogit --nogit-fallback --norolestats --nor --nol)
+      (get_maintainer.pl --nogit --nogit-fallback --norolestats --nor --nol
+      --nokeywords)
   Cc: its author when that is not the sender (a patch carried for someone
       else), the people of its own tags ("Cc:" and every "...-by:", as
       git send-email adds them: a co-developer, whoever suggested or
       reviewed it), the reviewers and lists of those files
-      (get_maintainer.pl ... --nom), the lists of --lists (those every
-      mail of the series goes to: linux-mm for an mm series, whatever
-      file a mail touches), and the people of --cc ("Name <email>,
-      other@example.org": make series MAIL_CC=)
+      (get_maintainer.pl ... --nom), the maintainers whose MAINTAINERS
+      keywords (K:) the mail's text matches, not its files (a comment
+      that names PREEMPT_RT, a changelog that names clang: they may want
+      to see it, but the mail is not theirs to take), the lists of
+      --lists (those every mail of the series goes to: linux-mm for an
+      mm series, whatever file a mail touches), and the people of --cc
+      ("Name <email>, other@example.org": make series MAIL_CC=)
 
 The cover letter (the MAIL named *0000-cover-letter.patch) gets the union:
 To every maintainer of the series, Cc everyone else. Nobody is named twice
@@ -133,17 +137,18 @@ def main():
         sys.exit("mail_recipients.py: give the patches of one series and at most one cover letter")
 
     def lookup(mail):
-        return (get_maintainer(repo, mail, "--nor", "--nol"),
-                get_maintainer(repo, mail, "--nom"))
+        return (get_maintainer(repo, mail, "--nor", "--nol", "--nokeywords"),
+                get_maintainer(repo, mail, "--nom"),
+                get_maintainer(repo, mail, "--nor", "--nol"))
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         found = list(pool.map(lookup, patches))
     all_to, all_cc = [], []
-    for mail, (maintainers, others) in zip(patches, found):
+    for mail, (maintainers, others, by_keyword) in zip(patches, found):
         head, body = headers_and_body(mail.read_text())
         author = header(head, "From")
         cc = ([author] if author and address(author) != me else []) + trailers_cc(body)
-        cc += others + lists + extra
+        cc += others + by_keyword + lists + extra
         # No maintainer at all: the lists take the mail.
         to = unique(maintainers or others, {me})
         cc = unique(cc, {me} | {address(p) for p in to})

@@ -347,10 +347,16 @@ M:\tFs Maintainer <fs@example.org>
 L:\tlinux-fsdevel@example.org
 S:\tMaintained
 F:\tfs/splice.c
+
+REAL-TIME THING
+M:\tRt Maintainer <rt@example.org>
+L:\tlinux-rt@example.org
+S:\tMaintained
+K:\tPREEMPT_RT
 """
 
 QUILT = {
-    "mm-hook.patch": ("mm/folio.c", "int folio;\n", "int folio;\nint thing;\n"),
+    "mm-hook.patch": ("mm/folio.c", "int folio;\n", "int folio;\nint thing; /* a mutex on PREEMPT_RT */\n"),
     "mm-their.patch": ("mm/other.c", "int other;\n", "int other2;\n"),
     "fs-hook.patch": ("fs/splice.c", "int splice;\n", "int splice;\nint use_thing;\n"),
 }
@@ -479,6 +485,8 @@ def test_recipients_of_the_small_series(small):
     assert to == ["Mm Maintainer <mm@example.org>"]
     assert "Extra Person <extra@example.org>" in cc and "Mm Reviewer <mmrev@example.org>" in cc
     assert "linux-mm@example.org" in cc and not any("fs" in x or "ann@" in x for x in to + cc)
+    # A MAINTAINERS keyword the mail's text matches (K:), not its files: Cc.
+    assert "Rt Maintainer <rt@example.org>" in cc and "linux-rt@example.org" in cc
     to, cc = headers(small.out / "one/0002-mm-their-change.patch")
     assert cc[0] == "Ann Author <ann@example.org>"
     to, cc = headers(small.out / "two/0001-fs-use-the-thing.patch")
@@ -489,6 +497,7 @@ def test_recipients_of_the_small_series(small):
     assert not any("mm@example" in x or "mmrev" in x or "ann@" in x for x in to + cc)
     to, cc = headers(small.out / "one/0000-cover-letter.patch")
     assert to == ["Mm Maintainer <mm@example.org>"] and "Ann Author <ann@example.org>" in cc
+    assert "Rt Maintainer <rt@example.org>" in cc
     assert not any("sender@" in x for x in to + cc)
 
 
