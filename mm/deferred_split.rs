@@ -263,16 +263,29 @@ mod tests {
 
     /// A folio of `order` on node `nid` (`EINVAL` if it has no memory), charged to the root
     /// memory cgroup ([`ChargedFolio::alloc_on()`]) and, if `queued`, queued as partially
-    /// mapped, as rmap does; then frozen, as the free paths have it.
+    /// mapped, as rmap does (`ENODEV` if there is no queue: see [`thp_ready()`]); then frozen,
+    /// as the free paths have it.
     fn alloc_folio_on(order: u32, nid: i32, queued: bool) -> Result<FrozenFolio> {
         if !nodes_with_memory().any(|n| n == nid) {
             return Err(EINVAL);
         }
-        // SAFETY: `nid` is a node with memory.
+        if queued && !thp_ready() {
+            return Err(ENODEV);
+        }
+        // SAFETY: A node with memory is a possible node.
         let folio = unsafe { ChargedFolio::alloc_on(order, nid) }?;
         if queued {
-            // SAFETY: A valid large folio with a reference.
-            unsafe { bindings::deferred_split_folio(folio.as_ptr(), true) };
+            // The queue's sublists of the folio's memcg, as the fault paths allocate them
+            // before they map a large folio (`ENOMEM` if they cannot be).
+            // SAFETY: A valid folio, charged, with a reference; the queue is initialised.
+            let ret = unsafe { bindings::folio_memcg_alloc_deferred(folio.as_raw()) };
+            if ret != 0 {
+                return Err(Error::from_errno(ret));
+            }
+            // SAFETY: A valid folio with a reference, on whose memcg's sublists the queue is
+            // initialised (`thp_ready()`, `folio_memcg_alloc_deferred()`); it does nothing to a
+            // folio of order one or less.
+            unsafe { bindings::deferred_split_folio(folio.as_raw(), true) };
         }
         folio.freeze()
     }

@@ -361,32 +361,38 @@ pub mod testing {
         }
     }
 
-    /// A new folio charged to a memory cgroup, whose only reference the test owns: what a
-    /// test queues or maps before it freezes the folio. Dropping it puts the reference, which
-    /// frees the folio.
+    /// A new folio, charged to a memory cgroup unless the memory controller is disabled, with a
+    /// reference that the test owns: what a test queues or maps before it freezes the folio.
+    /// Dropping it puts the reference, which frees the folio unless somebody else holds one (a
+    /// PFN walker's speculative reference, or the deferred split shrinker's).
     ///
     /// # Invariants
     ///
-    /// A valid folio, charged, whose only reference this value owns.
+    /// A valid folio from the page allocator (not a slab), one of whose references this value
+    /// owns.
     pub struct ChargedFolio(NonNull<bindings::folio>);
 
     impl ChargedFolio {
         /// Allocates a folio of `order` on node `nid` (`__GFP_THISNODE`) and charges it with
         /// `mem_cgroup_charge(folio, NULL, ...)`, as page cache insertion charges folios. KUnit
-        /// runs a case in a kernel thread, without an mm, so the charge goes to the root memory
-        /// cgroup, whoever started the run. Returns `Err(EINVAL)` for an order above
-        /// `MAX_PAGE_ORDER`, `Err(ENOMEM)` if the node has no free folio of that order, or the
-        /// charge's error.
+        /// runs a case in a kernel thread, with no mm and no active memcg, so the charge goes to
+        /// the root memory cgroup, whoever started the run. Returns `Err(EINVAL)` for an order
+        /// above `MAX_PAGE_ORDER`, `Err(ENOMEM)` if the node has no free folio of that order (a
+        /// node without memory has none; for an offline one the page allocator also prints a
+        /// warning), or the charge's error.
         ///
         /// # Safety
         ///
-        /// `nid` must be the id of a node with memory.
+        /// `nid` must be a possible node (`node_possible()`): the page allocator reads its
+        /// `NODE_DATA`. The possible nodes are fixed at boot, so the node of a folio, or one of
+        /// `node::nodes_with_memory()`, stays one.
         pub unsafe fn alloc_on(order: u32, nid: i32) -> Result<Self> {
             if order > bindings::MAX_PAGE_ORDER {
                 return Err(EINVAL);
             }
             let gfp = bindings::GFP_KERNEL | bindings::__GFP_THISNODE | bindings::__GFP_NOWARN;
-            // SAFETY: The caller guarantees that `nid` is a node with memory, a valid node id.
+            // SAFETY: The caller guarantees that `nid` is a possible node, whose `NODE_DATA`
+            // exists.
             let folio = unsafe { bindings::__folio_alloc_node(gfp, order, nid) };
             let folio = NonNull::new(folio).ok_or(ENOMEM)?;
             // SAFETY: A new, unmapped folio whose only reference we own, not charged yet (no
@@ -399,22 +405,24 @@ pub mod testing {
                 unsafe { bindings::folio_put(folio.as_ptr()) };
                 return Err(Error::from_errno(ret));
             }
-            // INVARIANT: A new folio, charged, whose only reference we own.
+            // INVARIANT: A new folio from the page allocator, whose reference we own.
             Ok(Self(folio))
         }
 
         /// The folio, for the C functions that take one with a reference held
         /// (`deferred_split_folio()`).
-        pub fn as_ptr(&self) -> *mut bindings::folio {
+        #[inline]
+        pub fn as_raw(&self) -> *mut bindings::folio {
             self.0.as_ptr()
         }
 
         /// Drops the reference and freezes the folio: see [`FrozenFolio::freeze`], whose
-        /// `Err(EBUSY)` this returns.
+        /// `Err(EBUSY)` this returns. The folio, queued or not, is then freed, and taken off
+        /// the deferred split queue, by the last put of whoever holds the other reference.
         pub fn freeze(self) -> Result<FrozenFolio> {
             let folio = ManuallyDrop::new(self).0;
-            // SAFETY: By the type invariants, `folio` is valid, and we own its only reference,
-            // which `ManuallyDrop` gives up to `freeze()`.
+            // SAFETY: By the type invariants, `folio` is a valid folio, not a slab, and we own a
+            // reference to it, which `ManuallyDrop` gives up to `freeze()`.
             unsafe { FrozenFolio::freeze(folio) }
         }
     }
@@ -489,7 +497,7 @@ mod tests {
             mark_skipped(c"cannot allocate and freeze a folio");
             return Ok(());
         };
-        // SAFETY: `small` is a folio on the node, which has memory.
+        // SAFETY: `small` is a folio on the node: a possible node.
         let charged = match unsafe { ChargedFolio::alloc_on(2, small.nid()) }
             .and_then(ChargedFolio::freeze)
         {

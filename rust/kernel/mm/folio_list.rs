@@ -241,9 +241,12 @@ mod tests {
 
     #[test]
     fn push_splice_move() -> Result {
-        let (Ok(f0), Ok(f1), Ok(f2)) = (
+        // `filler` fills the batch below. Allocated before the lists are linked, and dropped
+        // after the batch.
+        let (Ok(f0), Ok(f1), Ok(f2), Ok(filler)) = (
             FrozenFolio::alloc(0),
             FrozenFolio::alloc(2),
+            FrozenFolio::alloc(0),
             FrozenFolio::alloc(0),
         ) else {
             crate::kunit::mark_skipped(c"cannot allocate and freeze the folios");
@@ -281,7 +284,6 @@ mod tests {
         // A batch with room for two: the third folio stays on the list. The pages are counted:
         // one, four (the order-2 folio), then one.
         let mut batch = FolioBatch::<Unreferenced>::new();
-        let filler = FrozenFolio::alloc(0)?;
         for _ in 0..FOLIO_BATCH_SIZE - 2 {
             // SAFETY: `filler` stays frozen until after the batch is dropped.
             unsafe { batch.push(&filler)? };
