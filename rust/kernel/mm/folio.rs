@@ -384,8 +384,8 @@ pub mod testing {
         /// # Safety
         ///
         /// `nid` must be a possible node (`node_possible()`): the page allocator reads its
-        /// `NODE_DATA`. The possible nodes are fixed at boot, so the node of a folio, or one of
-        /// `node::nodes_with_memory()`, stays one.
+        /// `NODE_DATA`. The possible nodes are fixed at boot, so the node of a folio, or a node
+        /// seen with memory (`N_MEMORY`), stays one.
         pub unsafe fn alloc_on(order: u32, nid: i32) -> Result<Self> {
             if order > bindings::MAX_PAGE_ORDER {
                 return Err(EINVAL);
