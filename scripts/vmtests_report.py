@@ -38,6 +38,9 @@ TIMEOUT_RC = (124, 137, 143)
 WHY = re.compile(r"\b(fail|FAIL|error|ERROR|Error|not ok|skip|SKIP|Bail out|unable|Unable|cannot|"
                  r"Cannot|No such|not supported|not found|Permission denied)\b")
 GOOD = ("pass", "skip")
+# A mktemp directory in a test's name (run_vmtests.sh's "mktemp -d
+# /tmp/xfs_dir_XXXXXX"): another in each boot, the same test.
+MKTEMP = re.compile(r"(/tmp/[\w.-]*?_)[A-Za-z0-9]{6}\b")
 
 
 def pretty(cmd):
@@ -51,6 +54,7 @@ def parse_category(lines, rc):
     running, output = None, []
 
     def add(name, state, why):
+        name = MKTEMP.sub(r"\1XXXXXX", name)
         n = seen.get(name, 0) + 1
         seen[name] = n
         tests.append((name if n == 1 else f"{name} #{n}", state, why))

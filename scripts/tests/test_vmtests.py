@@ -135,6 +135,22 @@ def test_repeated_names_are_kept_apart(tmp_path):
     assert [t[0] for t in tests] == ["khugepaged", "khugepaged #2"]
 
 
+def test_mktemp_names_are_the_same_test(tmp_path):
+    """run_vmtests.sh names some tests by a mktemp directory ("split_huge_page_test
+    /tmp/xfs_dir_xIGMGP"), another in each boot: the same test, not a regression."""
+    base = write_run(tmp_path / "b", [category("thp", [
+        ("./split_huge_page_test /tmp/xfs_dir_xIGMGP", "pass", []),
+        ("./khugepaged all:file /tmp/xfs_dir_xIGMGP", "pass", [])])])
+    series = write_run(tmp_path / "s", [category("thp", [
+        ("./split_huge_page_test /tmp/xfs_dir_rwwTEa", "pass", []),
+        ("./khugepaged all:file /tmp/xfs_dir_rwwTEa", "fail", [])], rc=1)])
+    p, data = report(tmp_path, base, series)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "regression: thp: khugepaged all:file /tmp/xfs_dir_XXXXXX: base pass, series fail" in p.stdout
+    assert not any("split_huge_page_test" in l for l in p.stdout.splitlines() if "regression" in l)
+    assert "vmtests: 1 passed, 1 failed" in p.stdout
+
+
 def test_no_sections_is_an_error(tmp_path):
     base = write_run(tmp_path / "b", [category("mmap", [("./map_populate", "pass", [])])])
     empty = write_run(tmp_path / "s", [])
