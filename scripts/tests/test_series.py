@@ -192,7 +192,7 @@ def test_rcu_free_cover_letter_asks_the_questions():
     for words in ("mm/rcu_free.c", "mm/rcu_free_rust.rs", "CONFIG_RUST=n",
                   "PAGE_RCU_FREE_RUST=n", "Who maintains", "What would retire one",
                   "default n", "Needs input:", "Known costs:", "defrag_mode", "MGLRU",
-                  "Hugh", "uptodate", "refault", "64K reads", "switch off",
+                  "Hugh", "uptodate", "refault", "64K reads", "switched off",
                   "CAHk-=wjLjgfwgSZ1RDk4YdNFcV0ntosMO5AmBoHD76Zb3HFY7Q", "kas/linux.git",
                   "-icount", "real hardware"):
         assert words in text, words
